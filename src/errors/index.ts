@@ -1,0 +1,10 @@
+/**
+ * The error taxonomy: every failure the library reports is a {@link DeltaError} subclass with a
+ * stable `code`. Conflict errors mirror Delta's own exceptions.
+ */
+export * from './caller-errors.js'
+export * from './commit-errors.js'
+export * from './conflict-errors.js'
+export * from './delta-error.js'
+export * from './storage-errors.js'
+export * from './table-errors.js'

@@ -1,0 +1,47 @@
+import { DeltaError } from './delta-error.js'
+
+/** The object does not exist. */
+export class FileNotFoundError extends DeltaError {
+  readonly code = 'DELTA_FILE_NOT_FOUND'
+  readonly path: string
+  constructor(path: string, options?: { cause?: unknown; hint?: string }) {
+    super(`File not found: ${path}`, options)
+    this.path = path
+  }
+}
+
+/**
+ * A put with `ifNotExists` found the object already there. On a log file this means another
+ * writer committed that version first.
+ */
+export class FileAlreadyExistsError extends DeltaError {
+  readonly code = 'DELTA_FILE_ALREADY_EXISTS'
+  readonly path: string
+  constructor(path: string, options?: { cause?: unknown }) {
+    super(`File already exists: ${path}`, options)
+    this.path = path
+  }
+}
+
+/** A storage backend failed for a reason other than absence or presence of the object. */
+export class StorageError extends DeltaError {
+  readonly code = 'DELTA_STORAGE_ERROR'
+  /** The path involved, when one is. */
+  readonly path: string | undefined
+  /** Whether the same call may succeed if repeated (timeouts, throttling, connection resets). */
+  readonly retryable: boolean
+  /**
+   * Whether a write may have taken effect despite the error (a put whose response was lost).
+   * The commit loop must then look at the log before trying again.
+   */
+  readonly ambiguous: boolean
+  constructor(
+    message: string,
+    options?: { path?: string; retryable?: boolean; ambiguous?: boolean; cause?: unknown; hint?: string },
+  ) {
+    super(message, options)
+    this.path = options?.path
+    this.retryable = options?.retryable ?? false
+    this.ambiguous = options?.ambiguous ?? false
+  }
+}

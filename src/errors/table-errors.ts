@@ -1,0 +1,150 @@
+import { DeltaError } from './delta-error.js'
+
+/** No Delta table (no `_delta_log` with a commit or checkpoint) at the location. */
+export class TableNotFoundError extends DeltaError {
+  readonly code = 'DELTA_TABLE_NOT_FOUND'
+  readonly location: string
+  constructor(location: string, options?: { cause?: unknown }) {
+    super(`No Delta table at ${location}: _delta_log has no commit or checkpoint`, {
+      ...options,
+      hint: 'Check the location, or create the table first (DeltaTable.create / delta-rlc create).',
+    })
+    this.location = location
+  }
+}
+
+/** `create` found a table already there and `ifExists` was `'error'`. */
+export class TableAlreadyExistsError extends DeltaError {
+  readonly code = 'DELTA_TABLE_ALREADY_EXISTS'
+  readonly location: string
+  constructor(location: string) {
+    super(`A Delta table already exists at ${location}`, {
+      hint: "Open it with DeltaTable.open, or pass ifExists: 'ignore'.",
+    })
+    this.location = location
+  }
+}
+
+/** Why a table's log cannot be turned into a snapshot. */
+export type InvalidTableReason =
+  | 'missing-protocol'
+  | 'missing-metadata'
+  | 'missing-schema'
+  | 'versions-not-contiguous'
+  | 'missing-version'
+  | 'invalid-checkpoint'
+  | 'malformed-commit'
+  | 'malformed-action'
+  | 'invalid-path'
+
+/**
+ * The log is unusable: a commit that is not valid JSON, an action that breaks the protocol,
+ * missing versions, a broken checkpoint, a file path escaping the table root.
+ * Nothing is repaired silently; the table is refused.
+ */
+export class InvalidTableError extends DeltaError {
+  readonly code = 'DELTA_INVALID_TABLE'
+  readonly reason: InvalidTableReason
+  /** The log or data file at fault, when known. */
+  readonly path: string | undefined
+  /** The table version at fault, when known. */
+  readonly version: bigint | undefined
+  constructor(
+    reason: InvalidTableReason,
+    message: string,
+    options?: { path?: string; version?: bigint; cause?: unknown; hint?: string },
+  ) {
+    super(message, options)
+    this.reason = reason
+    this.path = options?.path
+    this.version = options?.version
+  }
+}
+
+/** The table requires a reader or writer protocol version this library does not implement. */
+export class UnsupportedProtocolVersionError extends DeltaError {
+  readonly code = 'DELTA_UNSUPPORTED_PROTOCOL_VERSION'
+  readonly side: 'reader' | 'writer'
+  readonly requiredVersion: number
+  readonly supportedVersion: number
+  constructor(side: 'reader' | 'writer', requiredVersion: number, supportedVersion: number) {
+    super(
+      `Unsupported Delta protocol ${side} version ${requiredVersion}: delta-rlc supports ${side} versions up to ${supportedVersion}`,
+      { hint: `Use a newer delta-rlc, or an engine that supports ${side} version ${requiredVersion}.` },
+    )
+    this.side = side
+    this.requiredVersion = requiredVersion
+    this.supportedVersion = supportedVersion
+  }
+}
+
+/** The table uses a reader or writer table feature this library does not implement. */
+export class UnsupportedTableFeatureError extends DeltaError {
+  readonly code = 'DELTA_UNSUPPORTED_TABLE_FEATURE'
+  readonly side: 'reader' | 'writer'
+  readonly features: readonly string[]
+  constructor(side: 'reader' | 'writer', features: readonly string[]) {
+    super(`Unsupported Delta ${side} table feature(s): ${features.join(', ')}`, {
+      hint:
+        side === 'reader'
+          ? 'This table cannot be read safely by delta-rlc.'
+          : 'This table can be read, but delta-rlc refuses to write to it.',
+    })
+    this.side = side
+    this.features = Object.freeze([...features])
+  }
+}
+
+/** Time travel asked for a version or timestamp that the log cannot serve. */
+export class VersionNotFoundError extends DeltaError {
+  readonly code = 'DELTA_VERSION_NOT_FOUND'
+  readonly requested: string
+  /** Earliest and latest versions that can be reconstructed, when known. */
+  readonly earliest: bigint | undefined
+  readonly latest: bigint | undefined
+  constructor(requested: string, earliest?: bigint, latest?: bigint, options?: { cause?: unknown }) {
+    const range =
+      earliest !== undefined && latest !== undefined ? ` (available: versions ${earliest}..${latest})` : ''
+    super(`Cannot time travel to ${requested}${range}`, {
+      ...options,
+      hint: 'Pick a version or timestamp inside the available range; see `delta-rlc history`.',
+    })
+    this.requested = requested
+    this.earliest = earliest
+    this.latest = latest
+  }
+}
+
+/** A deletion vector failed validation (magic, checksum, size, cardinality, location). */
+export class InvalidDeletionVectorError extends DeltaError {
+  readonly code = 'DELTA_INVALID_DELETION_VECTOR'
+  /** The DV file (or `inline`) at fault. */
+  readonly path: string | undefined
+  constructor(message: string, options?: { path?: string; cause?: unknown }) {
+    super(options?.path ? `${message} (deletion vector ${options.path})` : message, options)
+    this.path = options?.path
+  }
+}
+
+/** A predicate or SQL expression could not be parsed or typed. */
+export class InvalidPredicateError extends DeltaError {
+  readonly code = 'DELTA_INVALID_PREDICATE'
+  /** The text given. */
+  readonly text: string
+  /** Zero-based character offset of the bad token, when known. */
+  readonly position: number | undefined
+  constructor(
+    message: string,
+    text: string,
+    position?: number,
+    options?: { cause?: unknown; hint?: string },
+  ) {
+    const pointer =
+      position === undefined
+        ? ''
+        : `\n  ${text}\n  ${' '.repeat(Math.max(0, Math.min(position, text.length)))}^`
+    super(`${message}${pointer}`, options)
+    this.text = text
+    this.position = position
+  }
+}
