@@ -1,0 +1,433 @@
+/**
+ * The embedded default backend: objects are files under one local directory.
+ *
+ * Put-if-absent rests on `link(2)`, which fails with `EEXIST` when the target exists: the data is
+ * written to a temporary file in the target's directory, made durable, then hard-linked to its
+ * final name. A reader therefore sees either nothing or the whole file. `rename(2)` is used only
+ * for plain overwrites, because it silently replaces an existing target.
+ */
+import { randomBytes } from 'node:crypto'
+import type { Dirent, Stats } from 'node:fs'
+import fs from 'node:fs/promises'
+import path from 'node:path'
+import {
+  FileAlreadyExistsError,
+  FileNotFoundError,
+  InvalidArgumentError,
+  StorageError,
+  UnsupportedError,
+} from '../errors/index.js'
+import { checkKey, dirOf } from './keys.js'
+import type { ByteRange, FileMeta, ObjectStore, PutOptions, StoreCallOptions } from './object-store.js'
+
+/** Errno codes after which repeating the same call may succeed. */
+const RETRYABLE_CODES: ReadonlySet<string> = new Set([
+  'EAGAIN',
+  'EBUSY',
+  'EINTR',
+  'EMFILE',
+  'ENFILE',
+  'ETIMEDOUT',
+  'ECONNRESET',
+  'ESTALE',
+])
+
+/** Errno codes of `link(2)` on a filesystem without hard links. */
+const NO_HARD_LINK_CODES: ReadonlySet<string> = new Set(['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'EXDEV', 'ENOSYS'])
+
+/** Errno codes of a directory `fsync` on platforms that do not support it. */
+const DIR_SYNC_UNSUPPORTED_CODES: ReadonlySet<string> = new Set([
+  'EINVAL',
+  'ENOTSUP',
+  'EISDIR',
+  'EPERM',
+  'EACCES',
+])
+
+/** How many `stat` calls a listing keeps in flight. */
+const STAT_BATCH = 32
+
+/**
+ * Whether a file name is the temporary file of an in-flight put (`.<name>.<random>.tmp`).
+ * Such files are never listed, and puts to such names are refused.
+ *
+ * @param name - a file name (one path segment)
+ * @returns true for names starting with `.` and ending with `.tmp`
+ */
+export function isLocalTempName(name: string): boolean {
+  return name.length > 4 && name.startsWith('.') && name.endsWith('.tmp')
+}
+
+/**
+ * Creates the local-directory backend. The directory is created on the first put; reads and
+ * listings of a missing root behave as an empty store.
+ *
+ * Limits: a key cannot be both an object and a directory prefix of other objects (`a` and `a/b`),
+ * which object stores allow; such a put fails with a `StorageError` or `FileAlreadyExistsError`.
+ *
+ * ### Examples
+ * ```ts
+ * const store = createLocalStore('/data/my-table')
+ * await store.put('_delta_log/00000000000000000000.json', bytes, { ifNotExists: true })
+ * ```
+ *
+ * @param rootDir - the root directory, absolute or relative to the working directory
+ * @returns an {@link ObjectStore} whose `root` is the absolute directory path
+ * @throws {InvalidArgumentError} when `rootDir` is empty
+ */
+export function createLocalStore(rootDir: string): ObjectStore {
+  if (typeof rootDir !== 'string' || rootDir === '') {
+    throw new InvalidArgumentError('The local store root must be a non-empty directory path', {
+      argument: 'rootDir',
+    })
+  }
+  return new LocalStore(path.resolve(rootDir))
+}
+
+class LocalStore implements ObjectStore {
+  readonly root: string
+
+  constructor(root: string) {
+    this.root = root
+  }
+
+  localPath(key: string): string {
+    checkKey(key)
+    return this.#fullPath(key)
+  }
+
+  async read(key: string, range?: ByteRange, opts?: StoreCallOptions): Promise<Uint8Array> {
+    checkObjectKey(key)
+    checkRange(range)
+    const signal = opts?.signal
+    signal?.throwIfAborted()
+    const file = this.#fullPath(key)
+    let handle: fs.FileHandle
+    try {
+      handle = await fs.open(file, 'r')
+    } catch (err) {
+      throw this.#readError(err, key, file)
+    }
+    try {
+      const stats = await handle.stat()
+      if (!stats.isFile()) throw new FileNotFoundError(file, { hint: 'The key names a directory.' })
+      // Objects are never modified in place (puts link or rename a new inode), so the size seen
+      // here is the size of the whole object.
+      const start = Math.min(range?.offset ?? 0, stats.size)
+      const want = Math.min(range?.length ?? stats.size, stats.size - start)
+      const out = new Uint8Array(want)
+      let got = 0
+      while (got < want) {
+        signal?.throwIfAborted()
+        const { bytesRead } = await handle.read(out, got, want - got, start + got)
+        if (bytesRead === 0) break
+        got += bytesRead
+      }
+      return got === want ? out : out.slice(0, got)
+    } catch (err) {
+      throw this.#readError(err, key, file)
+    } finally {
+      await handle.close().catch(() => undefined)
+    }
+  }
+
+  async head(key: string, opts?: StoreCallOptions): Promise<FileMeta> {
+    checkObjectKey(key)
+    opts?.signal?.throwIfAborted()
+    const file = this.#fullPath(key)
+    let stats: Stats
+    try {
+      stats = await fs.stat(file)
+    } catch (err) {
+      throw this.#readError(err, key, file)
+    }
+    if (!stats.isFile()) throw new FileNotFoundError(file, { hint: 'The key names a directory.' })
+    return fileMeta(key, stats)
+  }
+
+  async put(key: string, data: Uint8Array, opts?: PutOptions): Promise<void> {
+    checkObjectKey(key)
+    checkData(data)
+    const signal = opts?.signal
+    signal?.throwIfAborted()
+    const target = this.#fullPath(key)
+    const dir = path.dirname(target)
+    const name = path.basename(target)
+    if (isLocalTempName(name)) {
+      throw new InvalidArgumentError(
+        `Cannot put '${key}': names starting with '.' and ending with '.tmp' are reserved for the temporary files of the local store`,
+        { argument: 'key' },
+      )
+    }
+    // Truncated so that the temporary name stays within NAME_MAX even for long target names.
+    const tmp = path.join(dir, `.${name.slice(0, 100)}.${randomBytes(8).toString('hex')}.tmp`)
+    let tmpConsumed = false
+    try {
+      await this.#mkdirs(dir, key)
+      await this.#writeDurably(tmp, data, key, signal)
+      signal?.throwIfAborted()
+      if (opts?.ifNotExists) {
+        await this.#link(tmp, target, key)
+      } else {
+        await this.#rename(tmp, target, key)
+        tmpConsumed = true
+      }
+    } finally {
+      // The linked target keeps the data; the temporary name must go either way.
+      if (!tmpConsumed) await fs.unlink(tmp).catch(() => undefined)
+    }
+    await this.#syncDir(dir, target)
+  }
+
+  async delete(key: string, opts?: StoreCallOptions): Promise<void> {
+    checkObjectKey(key)
+    opts?.signal?.throwIfAborted()
+    const file = this.#fullPath(key)
+    try {
+      await fs.unlink(file)
+    } catch (err) {
+      const code = errnoOf(err)
+      // A missing file, a missing parent, or a directory: in every case no object has this key.
+      if (code === 'ENOENT' || code === 'ENOTDIR' || code === 'EISDIR') return
+      throw storageError(err, 'delete', file)
+    }
+  }
+
+  async *listFrom(from: string, opts?: StoreCallOptions): AsyncGenerator<FileMeta> {
+    checkKey(from)
+    const signal = opts?.signal
+    signal?.throwIfAborted()
+    const dirKey = dirOf(from)
+    const dirPath = this.#fullPath(dirKey)
+    let names: string[]
+    try {
+      names = await fs.readdir(dirPath)
+    } catch (err) {
+      const code = errnoOf(err)
+      if (code === 'ENOENT' || code === 'ENOTDIR') return
+      throw storageError(err, 'list', dirPath)
+    }
+    const fromBytes = Buffer.from(from, 'utf8')
+    const keys = names
+      .filter(isListableName)
+      .map((name) => {
+        const key = dirKey + name
+        return { key, bytes: Buffer.from(key, 'utf8') }
+      })
+      .filter((k) => Buffer.compare(k.bytes, fromBytes) >= 0)
+      .sort((a, b) => Buffer.compare(a.bytes, b.bytes))
+      .map((k) => k.key)
+    for (let i = 0; i < keys.length; i += STAT_BATCH) {
+      signal?.throwIfAborted()
+      const metas = await Promise.all(keys.slice(i, i + STAT_BATCH).map((key) => this.#statFile(key)))
+      for (const meta of metas) if (meta !== undefined) yield meta
+    }
+  }
+
+  async *listRecursive(prefix: string, opts?: StoreCallOptions): AsyncGenerator<FileMeta> {
+    checkKey(prefix)
+    checkDirectoryKey(prefix)
+    const signal = opts?.signal
+    signal?.throwIfAborted()
+    const pending: string[] = [prefix]
+    while (pending.length > 0) {
+      signal?.throwIfAborted()
+      const dirKey = pending.pop()!
+      const dirPath = this.#fullPath(dirKey)
+      let entries: Dirent[]
+      try {
+        entries = await fs.readdir(dirPath, { withFileTypes: true })
+      } catch (err) {
+        const code = errnoOf(err)
+        // A directory removed while the walk was under way simply has nothing left to list.
+        if (code === 'ENOENT' || code === 'ENOTDIR') continue
+        throw storageError(err, 'list', dirPath)
+      }
+      const files: string[] = []
+      for (const entry of entries) {
+        if (!isListableName(entry.name)) continue
+        if (entry.isDirectory()) pending.push(`${dirKey}${entry.name}/`)
+        // Symbolic links are followed by stat; links to directories are skipped to avoid cycles.
+        else if (entry.isFile() || entry.isSymbolicLink()) files.push(dirKey + entry.name)
+      }
+      for (let i = 0; i < files.length; i += STAT_BATCH) {
+        signal?.throwIfAborted()
+        const metas = await Promise.all(files.slice(i, i + STAT_BATCH).map((key) => this.#statFile(key)))
+        for (const meta of metas) if (meta !== undefined) yield meta
+      }
+    }
+  }
+
+  // === Helpers ===
+
+  #fullPath(key: string): string {
+    const segments = key.split('/').filter((s) => s !== '')
+    return segments.length === 0 ? this.root : path.join(this.root, ...segments)
+  }
+
+  /** Metadata of a listed file, or undefined when it vanished or is not a regular file. */
+  async #statFile(key: string): Promise<FileMeta | undefined> {
+    const file = this.#fullPath(key)
+    try {
+      const stats = await fs.stat(file)
+      return stats.isFile() ? fileMeta(key, stats) : undefined
+    } catch (err) {
+      const code = errnoOf(err)
+      if (code === 'ENOENT' || code === 'ENOTDIR') return undefined
+      throw storageError(err, 'list', file)
+    }
+  }
+
+  async #mkdirs(dir: string, key: string): Promise<void> {
+    try {
+      await fs.mkdir(dir, { recursive: true })
+    } catch (err) {
+      throw storageError(err, `create the parent directory of '${key}' at`, dir)
+    }
+  }
+
+  async #writeDurably(tmp: string, data: Uint8Array, key: string, signal?: AbortSignal): Promise<void> {
+    let handle: fs.FileHandle | undefined
+    try {
+      handle = await fs.open(tmp, 'wx')
+      let written = 0
+      while (written < data.byteLength) {
+        signal?.throwIfAborted()
+        const { bytesWritten } = await handle.write(data, written, data.byteLength - written)
+        written += bytesWritten
+      }
+      await handle.sync()
+    } catch (err) {
+      if (isAbortError(err)) throw err
+      throw storageError(err, `write the temporary file of '${key}' at`, tmp)
+    } finally {
+      await handle?.close().catch(() => undefined)
+    }
+  }
+
+  async #link(tmp: string, target: string, key: string): Promise<void> {
+    try {
+      await fs.link(tmp, target)
+    } catch (err) {
+      const code = errnoOf(err)
+      if (code === 'EEXIST') throw new FileAlreadyExistsError(target, { cause: err })
+      if (code !== undefined && NO_HARD_LINK_CODES.has(code)) {
+        throw new UnsupportedError(
+          `Cannot put '${key}' if absent under ${this.root}: the filesystem does not support hard links (${code}), so put-if-absent cannot be guaranteed there. Use a local filesystem with hard links (ext4, xfs, apfs, ntfs) or an object store.`,
+          { cause: err },
+        )
+      }
+      throw storageError(err, 'link', target)
+    }
+  }
+
+  async #rename(tmp: string, target: string, key: string): Promise<void> {
+    try {
+      await fs.rename(tmp, target)
+    } catch (err) {
+      throw storageError(err, `replace '${key}' at`, target)
+    }
+  }
+
+  /** Makes the new directory entry durable; the object is already visible when this runs. */
+  async #syncDir(dir: string, target: string): Promise<void> {
+    let handle: fs.FileHandle | undefined
+    try {
+      handle = await fs.open(dir, 'r')
+      await handle.sync()
+    } catch (err) {
+      const code = errnoOf(err)
+      if (code !== undefined && DIR_SYNC_UNSUPPORTED_CODES.has(code)) return
+      throw new StorageError(
+        `Wrote ${target} but could not sync its directory (${code ?? 'unknown error'}): the object is visible but may not survive a crash`,
+        { path: target, ambiguous: true, cause: err, hint: 'Check the object before writing it again.' },
+      )
+    } finally {
+      await handle?.close().catch(() => undefined)
+    }
+  }
+
+  #readError(err: unknown, key: string, file: string): unknown {
+    if (isAbortError(err) || err instanceof FileNotFoundError) return err
+    const code = errnoOf(err)
+    if (code === 'ENOENT' || code === 'ENOTDIR' || code === 'EISDIR') {
+      return new FileNotFoundError(file, { cause: err })
+    }
+    return storageError(err, `read '${key}' at`, file)
+  }
+}
+
+// === Validation and mapping ===
+
+function checkObjectKey(key: string): void {
+  checkKey(key)
+  if (key === '' || key.endsWith('/')) {
+    throw new InvalidArgumentError(
+      `Invalid object key '${key}': an object key names a file, not a directory`,
+      {
+        argument: 'key',
+      },
+    )
+  }
+}
+
+function checkDirectoryKey(prefix: string): void {
+  if (prefix !== '' && !prefix.endsWith('/')) {
+    throw new InvalidArgumentError(
+      `Invalid listing prefix '${prefix}': pass a directory key ending in '/', or '' for the root`,
+      { argument: 'prefix' },
+    )
+  }
+}
+
+function checkRange(range: ByteRange | undefined): void {
+  if (range === undefined) return
+  const { offset, length } = range
+  const lengthOk = (Number.isSafeInteger(length) && length >= 0) || length === Infinity
+  if (!Number.isSafeInteger(offset) || offset < 0 || !lengthOk) {
+    throw new InvalidArgumentError(
+      `Invalid byte range {offset: ${offset}, length: ${length}}: both must be non-negative integers`,
+      { argument: 'range' },
+    )
+  }
+}
+
+function checkData(data: Uint8Array): void {
+  if (!(data instanceof Uint8Array)) {
+    throw new InvalidArgumentError('put expects the object data as a Uint8Array', { argument: 'data' })
+  }
+}
+
+function isListableName(name: string): boolean {
+  // A name with a backslash could not be addressed as a key, so it is not an object of this store.
+  return !isLocalTempName(name) && !name.includes('\\')
+}
+
+function fileMeta(key: string, stats: Stats): FileMeta {
+  return Object.freeze({ key, size: stats.size, lastModified: Math.floor(stats.mtimeMs) })
+}
+
+function errnoOf(err: unknown): string | undefined {
+  if (typeof err === 'object' && err !== null && 'code' in err && typeof err.code === 'string')
+    return err.code
+  return undefined
+}
+
+function isAbortError(err: unknown): boolean {
+  return err instanceof Error && err.name === 'AbortError'
+}
+
+function storageError(err: unknown, action: string, file: string): unknown {
+  if (isAbortError(err)) return err
+  const code = errnoOf(err)
+  const retryable = code !== undefined && RETRYABLE_CODES.has(code)
+  const detail = err instanceof Error ? err.message : String(err)
+  return new StorageError(`Could not ${action} ${file}: ${detail}`, {
+    path: file,
+    retryable,
+    cause: err,
+    hint: retryable
+      ? 'The failure is transient; retry the operation.'
+      : 'Check that the path is accessible and the disk is not full.',
+  })
+}

@@ -1,0 +1,150 @@
+/**
+ * An in-process backend over a `Map`, with the semantics of the local store: atomic puts,
+ * put-if-absent, one-level sorted listings. Bytes are copied in and out, so neither the writer
+ * nor a reader can change a stored object through a buffer it holds.
+ */
+import { FileAlreadyExistsError, FileNotFoundError, InvalidArgumentError } from '../errors/index.js'
+import { checkKey, dirOf } from './keys.js'
+import type { ByteRange, FileMeta, ObjectStore, PutOptions, StoreCallOptions } from './object-store.js'
+
+interface StoredObject {
+  readonly data: Uint8Array
+  readonly lastModified: number
+}
+
+/**
+ * Creates an empty in-memory store. Its `lastModified` values come from `Date.now()` and never
+ * decrease within one store, even if the system clock steps back.
+ *
+ * ### Examples
+ * ```ts
+ * const store = createMemoryStore('scratch')
+ * await store.put('a/b.json', new TextEncoder().encode('{}'), { ifNotExists: true })
+ * ```
+ *
+ * @param name - a label shown in `root` (`memory://<name>`) and in error messages
+ * @returns a new, empty {@link ObjectStore}
+ */
+export function createMemoryStore(name = 'anonymous'): ObjectStore {
+  return new MemoryStore(`memory://${name}`)
+}
+
+class MemoryStore implements ObjectStore {
+  readonly root: string
+  readonly #objects = new Map<string, StoredObject>()
+  #clock = 0
+
+  constructor(root: string) {
+    this.root = root
+  }
+
+  async read(key: string, range?: ByteRange, opts?: StoreCallOptions): Promise<Uint8Array> {
+    checkObjectKey(key)
+    checkRange(range)
+    opts?.signal?.throwIfAborted()
+    const data = this.#get(key).data
+    const start = Math.min(range?.offset ?? 0, data.byteLength)
+    const end = range === undefined ? data.byteLength : Math.min(start + range.length, data.byteLength)
+    return data.slice(start, end)
+  }
+
+  async head(key: string, opts?: StoreCallOptions): Promise<FileMeta> {
+    checkObjectKey(key)
+    opts?.signal?.throwIfAborted()
+    return meta(key, this.#get(key))
+  }
+
+  async put(key: string, data: Uint8Array, opts?: PutOptions): Promise<void> {
+    checkObjectKey(key)
+    if (!(data instanceof Uint8Array)) {
+      throw new InvalidArgumentError('put expects the object data as a Uint8Array', { argument: 'data' })
+    }
+    opts?.signal?.throwIfAborted()
+    // No await between the existence check and the write: the check-and-set is atomic.
+    if (opts?.ifNotExists && this.#objects.has(key)) throw new FileAlreadyExistsError(this.#path(key))
+    this.#clock = Math.max(this.#clock, Date.now())
+    this.#objects.set(key, Object.freeze({ data: data.slice(), lastModified: this.#clock }))
+  }
+
+  async delete(key: string, opts?: StoreCallOptions): Promise<void> {
+    checkObjectKey(key)
+    opts?.signal?.throwIfAborted()
+    this.#objects.delete(key)
+  }
+
+  async *listFrom(from: string, opts?: StoreCallOptions): AsyncGenerator<FileMeta> {
+    checkKey(from)
+    const signal = opts?.signal
+    signal?.throwIfAborted()
+    const dirKey = dirOf(from)
+    const fromBytes = Buffer.from(from, 'utf8')
+    const found: { key: string; bytes: Buffer; meta: FileMeta }[] = []
+    for (const [key, obj] of this.#objects) {
+      if (!key.startsWith(dirKey) || key.indexOf('/', dirKey.length) >= 0) continue
+      const bytes = Buffer.from(key, 'utf8')
+      if (Buffer.compare(bytes, fromBytes) >= 0) found.push({ key, bytes, meta: meta(key, obj) })
+    }
+    found.sort((a, b) => Buffer.compare(a.bytes, b.bytes))
+    for (const entry of found) {
+      signal?.throwIfAborted()
+      yield entry.meta
+    }
+  }
+
+  async *listRecursive(prefix: string, opts?: StoreCallOptions): AsyncGenerator<FileMeta> {
+    checkKey(prefix)
+    if (prefix !== '' && !prefix.endsWith('/')) {
+      throw new InvalidArgumentError(
+        `Invalid listing prefix '${prefix}': pass a directory key ending in '/', or '' for the root`,
+        { argument: 'prefix' },
+      )
+    }
+    const signal = opts?.signal
+    signal?.throwIfAborted()
+    // A snapshot taken up front, so that puts made while the caller iterates cannot disturb it.
+    const found: FileMeta[] = []
+    for (const [key, obj] of this.#objects) if (key.startsWith(prefix)) found.push(meta(key, obj))
+    for (const m of found) {
+      signal?.throwIfAborted()
+      yield m
+    }
+  }
+
+  #get(key: string): StoredObject {
+    const obj = this.#objects.get(key)
+    if (obj === undefined) throw new FileNotFoundError(this.#path(key))
+    return obj
+  }
+
+  #path(key: string): string {
+    return `${this.root}/${key}`
+  }
+}
+
+function meta(key: string, obj: StoredObject): FileMeta {
+  return Object.freeze({ key, size: obj.data.byteLength, lastModified: obj.lastModified })
+}
+
+function checkObjectKey(key: string): void {
+  checkKey(key)
+  if (key === '' || key.endsWith('/')) {
+    throw new InvalidArgumentError(
+      `Invalid object key '${key}': an object key names a file, not a directory`,
+      {
+        argument: 'key',
+      },
+    )
+  }
+}
+
+function checkRange(range: ByteRange | undefined): void {
+  if (range === undefined) return
+  const { offset, length } = range
+  const lengthOk = (Number.isSafeInteger(length) && length >= 0) || length === Infinity
+  if (!Number.isSafeInteger(offset) || offset < 0 || !lengthOk) {
+    throw new InvalidArgumentError(
+      `Invalid byte range {offset: ${offset}, length: ${length}}: both must be non-negative integers`,
+      { argument: 'range' },
+    )
+  }
+}
