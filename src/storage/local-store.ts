@@ -207,6 +207,7 @@ class LocalStore implements ObjectStore {
       if (code === 'ENOENT' || code === 'ENOTDIR') return
       throw storageError(err, 'list', dirPath)
     }
+    // compareUtf8 order, with each key encoded once instead of once per comparison.
     const fromBytes = Buffer.from(from, 'utf8')
     const keys = names
       .filter(isListableName)

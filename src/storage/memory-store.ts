@@ -77,6 +77,7 @@ class MemoryStore implements ObjectStore {
     const signal = opts?.signal
     signal?.throwIfAborted()
     const dirKey = dirOf(from)
+    // compareUtf8 order, with each key encoded once instead of once per comparison.
     const fromBytes = Buffer.from(from, 'utf8')
     const found: { key: string; bytes: Buffer; meta: FileMeta }[] = []
     for (const [key, obj] of this.#objects) {
