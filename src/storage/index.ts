@@ -19,7 +19,7 @@ export type {
   StoreMethod,
 } from './faulty-store.js'
 export { createFaultyStore } from './faulty-store.js'
-export { checkKey, compareUtf8, dirOf } from './keys.js'
+export { checkDirectoryKey, checkKey, checkObjectKey, checkRange, compareUtf8, dirOf } from './keys.js'
 export { createLocalStore } from './local-store.js'
 export { createMemoryStore } from './memory-store.js'
 export type { ByteRange, FileMeta, ObjectStore, PutOptions, StoreCallOptions } from './object-store.js'

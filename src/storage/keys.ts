@@ -1,4 +1,5 @@
 import { InvalidArgumentError } from '../errors/index.js'
+import type { ByteRange } from './object-store.js'
 
 /**
  * Checks that `key` is a store key: relative, `/`-separated, with no empty, `.` or `..` segment
@@ -44,4 +45,72 @@ export function dirOf(key: string): string {
  */
 export function compareUtf8(a: string, b: string): number {
   return Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'))
+}
+
+/**
+ * Checks that `key` names an object: a valid key (see {@link checkKey}) that is neither the root
+ * nor a directory key ending in `/`.
+ *
+ * @param key - the key to check
+ * @returns the key unchanged
+ * @throws {InvalidArgumentError} when the key is malformed or names a directory
+ */
+export function checkObjectKey(key: string): string {
+  checkKey(key)
+  if (key === '' || key.endsWith('/')) {
+    throw new InvalidArgumentError(
+      `Invalid object key '${key}': an object key names a file, not a directory`,
+      { argument: 'key' },
+    )
+  }
+  return key
+}
+
+/**
+ * Checks that `prefix` is a directory key for a recursive listing: `''` for the root, or a key
+ * ending in `/`.
+ *
+ * @param prefix - the listing prefix, already checked with {@link checkKey}
+ * @returns the prefix unchanged
+ * @throws {InvalidArgumentError} when the prefix does not end in `/`
+ */
+export function checkDirectoryKey(prefix: string): string {
+  if (prefix !== '' && !prefix.endsWith('/')) {
+    throw new InvalidArgumentError(
+      `Invalid listing prefix '${prefix}': pass a directory key ending in '/', or '' for the root`,
+      { argument: 'prefix' },
+    )
+  }
+  return prefix
+}
+
+/**
+ * Checks a byte range: a non-negative integer offset and a non-negative integer length (or
+ * `Infinity`, meaning up to the end).
+ *
+ * @param range - the range, or undefined for the whole object
+ * @throws {InvalidArgumentError} when either bound is negative, fractional or not a number
+ */
+export function checkRange(range: ByteRange | undefined): void {
+  if (range === undefined) return
+  const { offset, length } = range
+  const lengthOk = (Number.isSafeInteger(length) && length >= 0) || length === Infinity
+  if (!Number.isSafeInteger(offset) || offset < 0 || !lengthOk) {
+    throw new InvalidArgumentError(
+      `Invalid byte range {offset: ${offset}, length: ${length}}: both must be non-negative integers`,
+      { argument: 'range' },
+    )
+  }
+}
+
+/**
+ * Checks that the data of a put is a `Uint8Array` (a `Buffer` is one).
+ *
+ * @param data - the object bytes
+ * @throws {InvalidArgumentError} for anything else
+ */
+export function checkData(data: Uint8Array): void {
+  if (!(data instanceof Uint8Array)) {
+    throw new InvalidArgumentError('put expects the object data as a Uint8Array', { argument: 'data' })
+  }
 }

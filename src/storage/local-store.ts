@@ -17,7 +17,7 @@ import {
   StorageError,
   UnsupportedError,
 } from '../errors/index.js'
-import { checkKey, dirOf } from './keys.js'
+import { checkData, checkDirectoryKey, checkKey, checkObjectKey, checkRange, dirOf } from './keys.js'
 import type { ByteRange, FileMeta, ObjectStore, PutOptions, StoreCallOptions } from './object-store.js'
 
 /** Errno codes after which repeating the same call may succeed. */
@@ -358,46 +358,7 @@ class LocalStore implements ObjectStore {
   }
 }
 
-// === Validation and mapping ===
-
-function checkObjectKey(key: string): void {
-  checkKey(key)
-  if (key === '' || key.endsWith('/')) {
-    throw new InvalidArgumentError(
-      `Invalid object key '${key}': an object key names a file, not a directory`,
-      {
-        argument: 'key',
-      },
-    )
-  }
-}
-
-function checkDirectoryKey(prefix: string): void {
-  if (prefix !== '' && !prefix.endsWith('/')) {
-    throw new InvalidArgumentError(
-      `Invalid listing prefix '${prefix}': pass a directory key ending in '/', or '' for the root`,
-      { argument: 'prefix' },
-    )
-  }
-}
-
-function checkRange(range: ByteRange | undefined): void {
-  if (range === undefined) return
-  const { offset, length } = range
-  const lengthOk = (Number.isSafeInteger(length) && length >= 0) || length === Infinity
-  if (!Number.isSafeInteger(offset) || offset < 0 || !lengthOk) {
-    throw new InvalidArgumentError(
-      `Invalid byte range {offset: ${offset}, length: ${length}}: both must be non-negative integers`,
-      { argument: 'range' },
-    )
-  }
-}
-
-function checkData(data: Uint8Array): void {
-  if (!(data instanceof Uint8Array)) {
-    throw new InvalidArgumentError('put expects the object data as a Uint8Array', { argument: 'data' })
-  }
-}
+// === Mapping ===
 
 function isListableName(name: string): boolean {
   // A name with a backslash could not be addressed as a key, so it is not an object of this store.

@@ -3,8 +3,8 @@
  * put-if-absent, one-level sorted listings. Bytes are copied in and out, so neither the writer
  * nor a reader can change a stored object through a buffer it holds.
  */
-import { FileAlreadyExistsError, FileNotFoundError, InvalidArgumentError } from '../errors/index.js'
-import { checkKey, dirOf } from './keys.js'
+import { FileAlreadyExistsError, FileNotFoundError } from '../errors/index.js'
+import { checkData, checkDirectoryKey, checkKey, checkObjectKey, checkRange, dirOf } from './keys.js'
 import type { ByteRange, FileMeta, ObjectStore, PutOptions, StoreCallOptions } from './object-store.js'
 
 interface StoredObject {
@@ -56,9 +56,7 @@ class MemoryStore implements ObjectStore {
 
   async put(key: string, data: Uint8Array, opts?: PutOptions): Promise<void> {
     checkObjectKey(key)
-    if (!(data instanceof Uint8Array)) {
-      throw new InvalidArgumentError('put expects the object data as a Uint8Array', { argument: 'data' })
-    }
+    checkData(data)
     opts?.signal?.throwIfAborted()
     // No await between the existence check and the write: the check-and-set is atomic.
     if (opts?.ifNotExists && this.#objects.has(key)) throw new FileAlreadyExistsError(this.#path(key))
@@ -94,12 +92,7 @@ class MemoryStore implements ObjectStore {
 
   async *listRecursive(prefix: string, opts?: StoreCallOptions): AsyncGenerator<FileMeta> {
     checkKey(prefix)
-    if (prefix !== '' && !prefix.endsWith('/')) {
-      throw new InvalidArgumentError(
-        `Invalid listing prefix '${prefix}': pass a directory key ending in '/', or '' for the root`,
-        { argument: 'prefix' },
-      )
-    }
+    checkDirectoryKey(prefix)
     const signal = opts?.signal
     signal?.throwIfAborted()
     // A snapshot taken up front, so that puts made while the caller iterates cannot disturb it.
@@ -124,28 +117,4 @@ class MemoryStore implements ObjectStore {
 
 function meta(key: string, obj: StoredObject): FileMeta {
   return Object.freeze({ key, size: obj.data.byteLength, lastModified: obj.lastModified })
-}
-
-function checkObjectKey(key: string): void {
-  checkKey(key)
-  if (key === '' || key.endsWith('/')) {
-    throw new InvalidArgumentError(
-      `Invalid object key '${key}': an object key names a file, not a directory`,
-      {
-        argument: 'key',
-      },
-    )
-  }
-}
-
-function checkRange(range: ByteRange | undefined): void {
-  if (range === undefined) return
-  const { offset, length } = range
-  const lengthOk = (Number.isSafeInteger(length) && length >= 0) || length === Infinity
-  if (!Number.isSafeInteger(offset) || offset < 0 || !lengthOk) {
-    throw new InvalidArgumentError(
-      `Invalid byte range {offset: ${offset}, length: ${length}}: both must be non-negative integers`,
-      { argument: 'range' },
-    )
-  }
 }
