@@ -1,0 +1,205 @@
+/**
+ * Log replay: reconciles the actions of a checkpoint and the commits after it into the table
+ * state at one version (protocol.md section 3).
+ *
+ * Files are keyed by logical file, `(path, deletion vector unique id)`: an add and a remove of
+ * the same path with different DVs are different files, which is how a DV update is written
+ * (`remove(F, dv1)` + `add(F, dv2)`, in either order). For each key the newest action wins; within
+ * one commit, a later line wins over an earlier one for the same key.
+ */
+import { InternalError, InvalidTableError } from '../errors/index.js'
+import type {
+  Action,
+  AddFile,
+  CommitInfo,
+  DeletionVectorDescriptor,
+  DomainMetadata,
+  Metadata,
+  Protocol,
+  RemoveFile,
+  SetTransaction,
+  Version,
+} from '../protocol/actions.js'
+import { FrozenMap } from './frozen-map.js'
+
+/** One unit of replay input: the actions of one commit, or (part of) the checkpoint. */
+export interface ReplayBatch {
+  readonly version: Version
+  readonly actions: readonly Action[]
+  /** Whether the actions come from a checkpoint (or one of its parts or sidecars). */
+  readonly fromCheckpoint: boolean
+}
+
+/** The reconciled state of the table at one version. Immutable. */
+export interface ReplayedState {
+  /** The version of the last batch. */
+  readonly version: Version
+  readonly protocol: Protocol
+  readonly metadata: Metadata
+  /** Live files by {@link fileActionKey}; each path appears at most once. */
+  readonly activeFiles: ReadonlyMap<string, AddFile>
+  /** Removed logical files by {@link fileActionKey}, as recorded (no retention applied). */
+  readonly tombstones: ReadonlyMap<string, RemoveFile>
+  /** The latest `txn` per application id. */
+  readonly setTransactions: ReadonlyMap<string, SetTransaction>
+  /** The live domains (removed ones are dropped) by domain name. */
+  readonly domainMetadata: ReadonlyMap<string, DomainMetadata>
+  /**
+   * The `commitInfo` of the commit at {@link version}, when that commit was replayed and has one
+   * (checkpoints hold no commitInfo).
+   */
+  readonly latestCommitInfo?: CommitInfo
+  /** The version of the checkpoint the state was built from, when there was one. */
+  readonly checkpointVersion?: Version
+}
+
+/**
+ * The unique id of a deletion vector, the legacy form Delta uses in reconciliation keys:
+ * `storageType + pathOrInlineDv`, plus `'@' + offset` when an offset is present.
+ *
+ * @param dv - a descriptor
+ * @returns its unique id
+ */
+export function dvUniqueId(dv: DeletionVectorDescriptor): string {
+  const base = dv.storageType + dv.pathOrInlineDv
+  return dv.offset === undefined ? base : `${base}@${dv.offset}`
+}
+
+/**
+ * The reconciliation key of a logical file: the path as stored in the log, plus the DV's unique
+ * id when there is one. A NUL separates them; log paths are URI-encoded and never contain one.
+ *
+ * @param path - the file path as written in the log
+ * @param dv - the file's deletion vector, if any
+ * @returns the key
+ */
+export function fileActionKey(path: string, dv?: DeletionVectorDescriptor): string {
+  return dv === undefined ? path : `${path}\u0000${dvUniqueId(dv)}`
+}
+
+/**
+ * Replays batches into the table state.
+ *
+ * Batches must come in ascending version order: the checkpoint batches (all of one version)
+ * first, then one batch per commit. A commit batch at or below the checkpoint version only
+ * contributes its `commitInfo` (its effects are already in the checkpoint); pass the commit at the
+ * checkpoint version that way to get {@link ReplayedState.latestCommitInfo} for a snapshot that
+ * ends at a checkpoint. `checkpointMetadata`, `sidecar`, `cdc` and `commitInfo` actions do not
+ * change the state.
+ *
+ * @param batches - the checkpoint and commit batches, ascending
+ * @returns the frozen state at the last batch's version
+ * @throws {InvalidTableError} `missing-protocol` or `missing-metadata` when the replayed log has
+ *   no protocol or no metaData
+ * @throws {InternalError} when the batches are out of order
+ */
+export function replayLog(batches: Iterable<ReplayBatch>): ReplayedState {
+  let protocol: Protocol | undefined
+  let metadata: Metadata | undefined
+  const active = new Map<string, AddFile>()
+  const tombstones = new Map<string, RemoveFile>()
+  const txns = new Map<string, SetTransaction>()
+  const domains = new Map<string, DomainMetadata>()
+  let checkpointVersion: Version | undefined
+  let lastVersion: Version | undefined
+  let lastCommitVersion: Version | undefined
+  let commitInfo: { version: Version; info: CommitInfo | undefined } | undefined
+
+  for (const batch of batches) {
+    const v = batch.version
+    if (batch.fromCheckpoint) {
+      if (lastVersion !== undefined && (checkpointVersion !== v || lastCommitVersion !== undefined)) {
+        throw new InternalError(
+          `replay got checkpoint actions of version ${v} after version ${lastVersion}; checkpoint batches come first and share one version`,
+        )
+      }
+      checkpointVersion = v
+    } else {
+      if (lastVersion !== undefined && v < lastVersion) {
+        throw new InternalError(
+          `replay got version ${v} after version ${lastVersion}; batches must be ascending`,
+        )
+      }
+      if (lastCommitVersion !== undefined && v === lastCommitVersion) {
+        throw new InternalError(`replay got two batches for commit ${v}`)
+      }
+      lastCommitVersion = v
+      let info: CommitInfo | undefined
+      for (const a of batch.actions) {
+        if ('commitInfo' in a) {
+          info = a.commitInfo
+          break
+        }
+      }
+      commitInfo = { version: v, info }
+      // Only the commit at the checkpoint version gets here (ordering is checked above).
+      if (checkpointVersion !== undefined && v <= checkpointVersion) continue
+    }
+    lastVersion = v
+
+    for (const a of batch.actions) {
+      if ('add' in a) {
+        const add = a.add
+        const key = add.deletionVector === undefined ? add.path : fileActionKey(add.path, add.deletionVector)
+        active.set(key, add)
+        tombstones.delete(key)
+      } else if ('remove' in a) {
+        const rm = a.remove
+        const key = rm.deletionVector === undefined ? rm.path : fileActionKey(rm.path, rm.deletionVector)
+        active.delete(key)
+        tombstones.set(key, rm)
+      } else if ('metaData' in a) {
+        metadata = a.metaData
+      } else if ('protocol' in a) {
+        protocol = a.protocol
+      } else if ('txn' in a) {
+        txns.set(a.txn.appId, a.txn)
+      } else if ('domainMetadata' in a) {
+        const dm = a.domainMetadata
+        if (dm.removed) domains.delete(dm.domain)
+        else domains.set(dm.domain, dm)
+      }
+    }
+  }
+
+  if (lastVersion === undefined) {
+    throw new InvalidTableError(
+      'missing-protocol',
+      'The log segment to replay is empty: no protocol and no metaData',
+    )
+  }
+  if (protocol === undefined) {
+    throw new InvalidTableError(
+      'missing-protocol',
+      `The table has no protocol action at version ${lastVersion}`,
+      {
+        version: lastVersion,
+        hint: 'The log (or its checkpoint) lost its protocol action; the table cannot be read safely.',
+      },
+    )
+  }
+  if (metadata === undefined) {
+    throw new InvalidTableError(
+      'missing-metadata',
+      `The table has no metaData action at version ${lastVersion}`,
+      {
+        version: lastVersion,
+        hint: 'The log (or its checkpoint) lost its metaData action; the table cannot be read.',
+      },
+    )
+  }
+  const state: ReplayedState = {
+    version: lastVersion,
+    protocol,
+    metadata,
+    activeFiles: new FrozenMap(active),
+    tombstones: new FrozenMap(tombstones),
+    setTransactions: new FrozenMap(txns),
+    domainMetadata: new FrozenMap(domains),
+    ...(commitInfo?.version === lastVersion && commitInfo.info !== undefined
+      ? { latestCommitInfo: commitInfo.info }
+      : {}),
+    ...(checkpointVersion === undefined ? {} : { checkpointVersion }),
+  }
+  return Object.freeze(state)
+}
