@@ -133,6 +133,10 @@ function classify(files: readonly FileMetaLike[]): ClassifiedListing {
   return { commits, checkpoints }
 }
 
+function compareVersions(a: Version, b: Version): number {
+  return a < b ? -1 : a > b ? 1 : 0
+}
+
 function maxOf(versions: Iterable<Version>): Version | undefined {
   let max: Version | undefined
   for (const v of versions) if (max === undefined || v > max) max = v
@@ -150,8 +154,8 @@ function latestOf(listing: ClassifiedListing): Version | undefined {
 }
 
 function earliestOf(listing: ClassifiedListing, latest: Version): Version | undefined {
-  const versions = [...new Set([...listing.commits.keys(), ...listing.checkpoints.keys()])].sort((a, b) =>
-    a < b ? -1 : a > b ? 1 : 0,
+  const versions = [...new Set([...listing.commits.keys(), ...listing.checkpoints.keys()])].sort(
+    compareVersions,
   )
   // Which listed versions can be rebuilt: a checkpoint, commit 0, or a commit right after a
   // version that can be rebuilt.
@@ -231,16 +235,14 @@ export function planLogSegment(
     if (v <= target && (checkpointVersion === undefined || v > checkpointVersion)) checkpointVersion = v
   }
   const start = checkpointVersion === undefined ? 0n : checkpointVersion + 1n
-  const inRange = [...listing.commits.keys()]
-    .filter((v) => v >= start && v <= target)
-    .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))
+  const inRange = [...listing.commits.keys()].filter((v) => v >= start && v <= target).sort(compareVersions)
 
   if (checkpointVersion === undefined && inRange[0] !== 0n) {
     const earliest = options.lastCheckpoint === undefined ? earliestOf(listing, latest) : undefined
     if (earliest !== undefined && target < earliest) {
       throw new VersionNotFoundError(`version ${target}`, earliest, latest)
     }
-    const listed = formatVersions([...listing.commits.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)))
+    const listed = formatVersions([...listing.commits.keys()].sort(compareVersions))
     const why =
       options.lastCheckpoint === undefined
         ? 'the log has no checkpoint at or before it and no commit 0'
@@ -319,7 +321,7 @@ export interface CommitTimestamp {
 export function monotonicCommitTimestamps(
   commits: readonly CommitTimestamp[],
 ): readonly { readonly version: Version; readonly timestamp: bigint }[] {
-  const sorted = [...commits].sort((a, b) => (a.version < b.version ? -1 : a.version > b.version ? 1 : 0))
+  const sorted = [...commits].sort((a, b) => compareVersions(a.version, b.version))
   const out: { readonly version: Version; readonly timestamp: bigint }[] = []
   let prev: bigint | undefined
   for (const c of sorted) {

@@ -6,7 +6,7 @@
  * `lossless-json`, which keeps every number as its source text. Serialization writes `bigint`
  * values as bare JSON integers.
  */
-import { isLosslessNumber, LosslessNumber, parse } from 'lossless-json'
+import { isLosslessNumber, type LosslessNumber, parse } from 'lossless-json'
 import { InvalidArgumentError } from '../errors/index.js'
 
 /** A decoded JSON value after number normalization (see {@link normalizeJsonValue}). */
@@ -174,5 +174,3 @@ function writeJson(value: unknown, out: string[], at: string): void {
       throw new InvalidArgumentError(`Cannot write a ${typeof value} at ${at} as JSON`)
   }
 }
-
-export { LosslessNumber }
