@@ -1,0 +1,119 @@
+/**
+ * The conflict checker: one losing transaction against one winning commit, in Delta's order
+ * (rlc-spec 2.2 and 3.1). Conflicts are returned as values; the commit loop throws them.
+ *
+ * The loop checks the winners one at a time in version order, passing the transaction returned
+ * for winner v as the input for winner v+1; the set of paths reconciled at row level lives only
+ * for one winner.
+ */
+import type { ConcurrentModificationError } from '../errors/index.js'
+import type { FetchedFacts } from './fetched-facts.js'
+import {
+  checkAddedFilesThatShouldHaveBeenRead,
+  checkDeletedFilesAgainstDeletedFiles,
+  checkDeletedFilesAgainstReadFiles,
+  type FileCheckContext,
+} from './file-checks.js'
+import type { ConflictFlags } from './flags.js'
+import type { PhaseInput, PhaseOutcome } from './phase.js'
+import { createReadMatcher } from './read-matcher.js'
+import type { NewDeletionVector, Reconciliation } from './reconciliation.js'
+import {
+  type CheckOutcome,
+  checkAppTransactionIds,
+  checkDomainMetadata,
+  checkNoMetadataUpdates,
+  checkProtocolCompatibility,
+} from './table-state-checks.js'
+import type { TransactionInfo } from './transaction-info.js'
+import type { WinningCommitSummary } from './winning-commit.js'
+
+/** The checker's answer for one winner. */
+export type ConflictCheckResult =
+  | {
+      readonly kind: 'ok'
+      /** The transaction to commit or to check against the next winner: rewritten actions, pruned reads. */
+      readonly txn: TransactionInfo
+      /** The reconciliations that averted a file-level conflict with this winner. */
+      readonly reconciliations: readonly Reconciliation[]
+      /** Deletion vectors created for the rewritten actions (see {@link NewDeletionVector}). */
+      readonly newDeletionVectors: readonly NewDeletionVector[]
+    }
+  | {
+      readonly kind: 'conflict'
+      readonly error: ConcurrentModificationError
+    }
+
+/** The row-level phases run between the table-state checks and the file checks, in order. */
+const ROW_LEVEL_PHASES: readonly ((input: PhaseInput) => PhaseOutcome)[] = []
+
+/**
+ * Checks a losing transaction against one winning commit, reconciling at row level where the
+ * flags allow and it is proven safe.
+ *
+ * Order: protocol, metadata, domain metadata, application ids, the row-level phases, then the
+ * added-files, removed-vs-read and removed-vs-removed checks. With every flag off and no fetched
+ * facts this is Delta's file-level checker.
+ *
+ * @param txn - the losing transaction (as returned for the previous winner, if any)
+ * @param winner - the winning commit
+ * @param flags - which reconciliations run
+ * @param fetched - the facts the loop loaded for `planConflictFetches(txn, winner, flags)`
+ * @returns `ok` with the transaction to carry on with, or `conflict` with the error to throw
+ */
+export function checkConflicts(
+  txn: TransactionInfo,
+  winner: WinningCommitSummary,
+  flags: ConflictFlags,
+  fetched: FetchedFacts,
+): ConflictCheckResult {
+  let current = txn
+  for (const check of [
+    checkProtocolCompatibility,
+    checkNoMetadataUpdates,
+    checkDomainMetadata,
+    checkAppTransactionIds,
+  ]) {
+    const outcome: CheckOutcome = check(current, winner)
+    if (outcome.kind === 'conflict') return outcome
+    current = outcome.txn
+  }
+
+  const resolved = new Set<string>()
+  const refusals = new Map<string, string>()
+  const reconciliations: Reconciliation[] = []
+  const newDeletionVectors: NewDeletionVector[] = []
+  for (const phase of ROW_LEVEL_PHASES) {
+    const outcome = phase({ txn: current, winner, flags, fetched })
+    current = outcome.txn
+    for (const p of outcome.resolvedPaths) resolved.add(p)
+    for (const [p, reason] of outcome.refusals) if (!refusals.has(p)) refusals.set(p, reason)
+    if (outcome.reconciliation !== undefined) reconciliations.push(outcome.reconciliation)
+    newDeletionVectors.push(...outcome.newDeletionVectors)
+  }
+
+  const ctx: FileCheckContext = {
+    txn: current,
+    winner,
+    flags,
+    fetched,
+    matcher: createReadMatcher(txn.metadata),
+    resolved,
+    refusals,
+  }
+  for (const check of [
+    checkAddedFilesThatShouldHaveBeenRead,
+    checkDeletedFilesAgainstReadFiles,
+    checkDeletedFilesAgainstDeletedFiles,
+  ]) {
+    const result = check(ctx)
+    if (result.error !== undefined) return { kind: 'conflict', error: result.error }
+    reconciliations.push(...result.reconciliations)
+  }
+  return {
+    kind: 'ok',
+    txn: current,
+    reconciliations: Object.freeze(reconciliations),
+    newDeletionVectors: Object.freeze(newDeletionVectors),
+  }
+}

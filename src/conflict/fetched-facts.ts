@@ -1,0 +1,70 @@
+/**
+ * The hand-off between the pure checker and the commit loop ("plan, then fetch"): the requests
+ * `planConflictFetches` makes, and the answers the loop passes back to `checkConflicts`.
+ */
+import type { RoaringBitmapArray } from '../dv/roaring-bitmap-array.js'
+import type { Expression } from '../expressions/index.js'
+import type { AddFile, DeletionVectorDescriptor } from '../protocol/actions.js'
+
+/** A deletion vector the loop must load (read its DV file, decode the bitmap). */
+export interface DeletionVectorRequest {
+  /** The key to store the bitmap under in {@link FetchedFacts.deletionVectors}: the DV's unique id. */
+  readonly key: string
+  /** The descriptor to load (never inline: inline ones are decoded by the checker itself). */
+  readonly descriptor: DeletionVectorDescriptor
+  /** The data file the deletion vector belongs to, for messages. */
+  readonly dataFilePath: string
+}
+
+/** Why a row query is asked. */
+export type RowMatchPurpose = 'case1-value-exact' | 'case1b-delete-read'
+
+/**
+ * An existence question over actual rows: does any row of `file` that is live under
+ * `file.deletionVector` (and, when `onlyRowsDeletedBy` is set, is deleted by that deletion
+ * vector) satisfy `predicate`? The predicate references the table's data columns by name, under
+ * the read-time schema.
+ *
+ * The loop answers `true` when some row matches, `false` when none does, and `true` (or leaves
+ * the answer out) on any error, such as a column the file does not have: an unanswered query
+ * counts as a match.
+ */
+export interface RowMatchQuery {
+  /** The key to store the answer under in {@link FetchedFacts.rowMatches}. */
+  readonly key: string
+  readonly purpose: RowMatchPurpose
+  /** The data file, with the deletion vector whose live rows are searched. */
+  readonly file: AddFile
+  /** Restricts the search to rows this deletion vector deletes (the rows a winner removed). */
+  readonly onlyRowsDeletedBy?: DeletionVectorDescriptor
+  readonly predicate: Expression
+}
+
+/** What the loop must load before calling `checkConflicts`. Empty when all flags are off. */
+export interface FetchPlan {
+  readonly deletionVectors: readonly DeletionVectorRequest[]
+  readonly rowQueries: readonly RowMatchQuery[]
+}
+
+/**
+ * The loop's answers. Anything missing makes the reconciliation that needed it refuse, which
+ * leaves the file-level answer (an abort) in place.
+ */
+export interface FetchedFacts {
+  /** Loaded bitmaps by {@link DeletionVectorRequest.key}. */
+  readonly deletionVectors: ReadonlyMap<string, RoaringBitmapArray>
+  /** Row-query answers by {@link RowMatchQuery.key}; true means some row matches. */
+  readonly rowMatches: ReadonlyMap<string, boolean>
+}
+
+/** No facts: what the baseline checker needs. */
+export const NO_FETCHED_FACTS: FetchedFacts = Object.freeze({
+  deletionVectors: new Map<string, RoaringBitmapArray>(),
+  rowMatches: new Map<string, boolean>(),
+})
+
+/** The empty plan. */
+export const EMPTY_FETCH_PLAN: FetchPlan = Object.freeze({
+  deletionVectors: Object.freeze([]),
+  rowQueries: Object.freeze([]),
+})

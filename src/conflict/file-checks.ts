@@ -1,0 +1,175 @@
+/**
+ * The file-level checks (rlc-spec 2.2 steps 10 to 12, with the hooks of section 3.1): winner
+ * adds the transaction should have read, winner removes of files it read, winner removes of files
+ * it removes too. Each consults the set of paths reconciled at row level for this winner.
+ */
+import {
+  ConcurrentAppendError,
+  ConcurrentDeleteDeleteError,
+  ConcurrentDeleteReadError,
+  type ConcurrentModificationError,
+} from '../errors/index.js'
+import { type AddFile, isRemove } from '../protocol/actions.js'
+import { excludeNoDataChangeAdds, excludeNoDataChangeRemoves } from './case3-no-data-change.js'
+import type { FetchedFacts } from './fetched-facts.js'
+import type { ConflictFlags } from './flags.js'
+import type { ReadMatcher } from './read-matcher.js'
+import { type Reconciliation, reconciliation } from './reconciliation.js'
+import { context } from './table-state-checks.js'
+import type { TransactionInfo } from './transaction-info.js'
+import type { WinningCommitSummary } from './winning-commit.js'
+
+/** What the file-level checks read. */
+export interface FileCheckContext {
+  readonly txn: TransactionInfo
+  readonly winner: WinningCommitSummary
+  readonly flags: ConflictFlags
+  readonly fetched: FetchedFacts
+  readonly matcher: ReadMatcher
+  /** Paths reconciled at row level against this winner. */
+  readonly resolved: ReadonlySet<string>
+  /** Why a reconciliation refused a path, to explain the conflict it leaves. */
+  readonly refusals: ReadonlyMap<string, string>
+}
+
+/** A file-level check's answer: the conflict, if any, and the aborts reconciliations averted. */
+export interface FileCheckResult {
+  readonly error: ConcurrentModificationError | undefined
+  readonly reconciliations: readonly Reconciliation[]
+}
+
+/**
+ * The added-files check: does the winner add a file whose rows the transaction should have read?
+ *
+ * Candidates follow the isolation level (none under SnapshotIsolation; only non-blind-append adds
+ * under WriteSerializable without a metadata change; every add otherwise). Case 3 then drops
+ * `dataChange = false` adds and the row-level reconciliations drop the paths they resolved. A
+ * blind-append transaction never conflicts here; under a whole-table read or on an
+ * unpartitioned table any candidate conflicts; otherwise a candidate conflicts when some read's
+ * partition predicate may match its partition values.
+ *
+ * @param ctx - the transaction, the winner and the per-winner state
+ * @returns a ConcurrentAppendError naming the first conflicting file, or none
+ */
+export function checkAddedFilesThatShouldHaveBeenRead(ctx: FileCheckContext): FileCheckResult {
+  const { txn, winner, flags } = ctx
+  const reconciled: Reconciliation[] = []
+  const byIsolation = isolationCandidates(txn, winner)
+  const case3 = excludeNoDataChangeAdds(byIsolation, flags)
+  const candidates = case3.kept.filter((f) => !ctx.resolved.has(f.path))
+  if (txn.isBlindAppend) return { error: undefined, reconciliations: reconciled }
+
+  const match = firstFileMatchingReads(candidates, ctx)
+  if (match !== undefined) {
+    const error = new ConcurrentAppendError(
+      context(winner, 'checkAddedFilesThatShouldHaveBeenRead', {
+        file: match.path,
+        reconcileRefused: ctx.refusals.get(match.path),
+      }),
+    )
+    return { error, reconciliations: reconciled }
+  }
+  const averted = case3.excluded.filter((f) => !ctx.resolved.has(f.path))
+  if (firstFileMatchingReads(averted, ctx) !== undefined) {
+    reconciled.push(reconciliation('case3-no-data-change', winner, { files: averted.map((f) => f.path) }))
+  }
+  return { error: undefined, reconciliations: reconciled }
+}
+
+/**
+ * The removed-vs-read check: did the winner remove a file the transaction read, or remove
+ * anything while the transaction read the whole table? Resolved paths are skipped; Case 3 drops
+ * `dataChange = false` removes for an append-only transaction.
+ *
+ * @param ctx - the transaction, the winner and the per-winner state
+ * @returns a ConcurrentDeleteReadError naming the file, or none
+ */
+export function checkDeletedFilesAgainstReadFiles(ctx: FileCheckContext): FileCheckResult {
+  const { txn, winner, flags } = ctx
+  const reconciled: Reconciliation[] = []
+  const removes = winner.removedFiles.filter((r) => !ctx.resolved.has(r.path))
+  const case3 = excludeNoDataChangeRemoves(removes, txn, flags)
+  const overlap = case3.kept.filter((r) => txn.readFiles.has(r.path))
+  const conflictOn = (file: string | undefined): FileCheckResult => ({
+    error: new ConcurrentDeleteReadError(
+      context(winner, 'checkDeletedFilesAgainstReadFiles', {
+        file,
+        reconcileRefused: file === undefined ? undefined : ctx.refusals.get(file),
+      }),
+    ),
+    reconciliations: reconciled,
+  })
+  if (overlap.length > 0) return conflictOn(overlap[0]!.path)
+  if (txn.readWholeTable && case3.kept.length > 0) return conflictOn(case3.kept[0]!.path)
+  const averted = case3.excluded.filter((r) => txn.readWholeTable || txn.readFiles.has(r.path))
+  if (averted.length > 0) {
+    reconciled.push(reconciliation('case3-no-data-change', winner, { files: averted.map((r) => r.path) }))
+  }
+  return { error: undefined, reconciliations: reconciled }
+}
+
+/**
+ * The removed-vs-removed check: did the winner remove a path the transaction removes too?
+ * Resolved paths are skipped.
+ *
+ * @param ctx - the transaction, the winner and the per-winner state
+ * @returns a ConcurrentDeleteDeleteError naming the file, or none
+ */
+export function checkDeletedFilesAgainstDeletedFiles(ctx: FileCheckContext): FileCheckResult {
+  const { txn, winner } = ctx
+  const own = new Set<string>()
+  for (const a of txn.actions) if (isRemove(a)) own.add(a.remove.path)
+  for (const r of winner.removedFiles) {
+    if (ctx.resolved.has(r.path) || !own.has(r.path)) continue
+    return {
+      error: new ConcurrentDeleteDeleteError(
+        context(winner, 'checkDeletedFilesAgainstDeletedFiles', {
+          file: r.path,
+          reconcileRefused: ctx.refusals.get(r.path),
+        }),
+      ),
+      reconciliations: [],
+    }
+  }
+  return { error: undefined, reconciliations: [] }
+}
+
+// === Internals ===
+
+/**
+ * The winner adds the isolation level asks the added-files check to consider.
+ *
+ * @param txn - the losing transaction
+ * @param winner - the winning commit
+ * @returns the candidates
+ */
+export function isolationCandidates(txn: TransactionInfo, winner: WinningCommitSummary): readonly AddFile[] {
+  switch (txn.isolationLevel) {
+    case 'SnapshotIsolation':
+      return []
+    case 'WriteSerializable':
+      return txn.metadataChanged ? winner.addedFiles : winner.changedDataAddedFiles
+    case 'Serializable':
+      return winner.addedFiles
+  }
+}
+
+/**
+ * The first file among `files` that some read of the transaction may have selected.
+ *
+ * @param files - candidate files
+ * @param ctx - the transaction and its matcher
+ * @returns the file, or undefined
+ */
+export function firstFileMatchingReads(
+  files: readonly AddFile[],
+  ctx: Pick<FileCheckContext, 'txn' | 'matcher'>,
+): AddFile | undefined {
+  if (files.length === 0) return undefined
+  if (ctx.txn.readWholeTable || !ctx.matcher.partitioned) return files[0]
+  for (const read of ctx.txn.readPredicates) {
+    const hit = files.find((f) => ctx.matcher.partitionMayMatch(read, f))
+    if (hit !== undefined) return hit
+  }
+  return undefined
+}
