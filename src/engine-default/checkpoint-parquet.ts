@@ -1,0 +1,141 @@
+import { randomUUID } from 'node:crypto'
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import type { EngineCallOptions, ParquetHandler } from '../engine/engine.js'
+import { InvalidTableError, isDeltaError, StorageError } from '../errors/index.js'
+import type { ObjectStore } from '../storage/object-store.js'
+import { type DuckDbRuntime, sqlIdent, sqlString } from './duckdb-runtime.js'
+import { type StagedFile, stageForRead } from './staging.js'
+
+// === Checkpoint schema ===
+// The classic (V1) checkpoint layout Spark writes, so that Spark, delta-rs and kernel readers
+// find every column where they look for it. Statistics travel as the JSON string `add.stats`;
+// the optional `stats_parsed` struct is not written.
+
+const DV =
+  'STRUCT(storageType VARCHAR, pathOrInlineDv VARCHAR, "offset" INTEGER, sizeInBytes INTEGER, cardinality BIGINT, maxRowIndex BIGINT)'
+const STRING_MAP = 'MAP(VARCHAR, VARCHAR)'
+
+/** Column name -> DuckDB type of each action column, in Spark's column order. */
+const CHECKPOINT_COLUMNS: ReadonlyArray<readonly [string, string]> = [
+  ['txn', 'STRUCT(appId VARCHAR, "version" BIGINT, lastUpdated BIGINT)'],
+  [
+    'add',
+    `STRUCT(path VARCHAR, partitionValues ${STRING_MAP}, size BIGINT, modificationTime BIGINT, dataChange BOOLEAN, tags ${STRING_MAP}, deletionVector ${DV}, baseRowId BIGINT, defaultRowCommitVersion BIGINT, clusteringProvider VARCHAR, stats VARCHAR)`,
+  ],
+  [
+    'remove',
+    `STRUCT(path VARCHAR, deletionTimestamp BIGINT, dataChange BOOLEAN, extendedFileMetadata BOOLEAN, partitionValues ${STRING_MAP}, size BIGINT, deletionVector ${DV}, baseRowId BIGINT, defaultRowCommitVersion BIGINT)`,
+  ],
+  [
+    'metaData',
+    `STRUCT(id VARCHAR, "name" VARCHAR, description VARCHAR, format STRUCT(provider VARCHAR, "options" ${STRING_MAP}), schemaString VARCHAR, partitionColumns VARCHAR[], "configuration" ${STRING_MAP}, createdTime BIGINT)`,
+  ],
+  [
+    'protocol',
+    'STRUCT(minReaderVersion INTEGER, minWriterVersion INTEGER, readerFeatures VARCHAR[], writerFeatures VARCHAR[])',
+  ],
+  ['domainMetadata', 'STRUCT("domain" VARCHAR, "configuration" VARCHAR, removed BOOLEAN)'],
+]
+
+/** Action columns a reader looks for, V2 ones included. */
+const ACTION_COLUMNS = [
+  'txn',
+  'add',
+  'remove',
+  'metaData',
+  'protocol',
+  'domainMetadata',
+  'checkpointMetadata',
+  'sidecar',
+]
+
+/**
+ * The default {@link ParquetHandler}: DuckDB reads and writes the log's Parquet files.
+ */
+export class DuckDbParquetHandler implements ParquetHandler {
+  readonly #store: ObjectStore
+  readonly #duck: DuckDbRuntime
+  readonly #scratchDir: string
+
+  constructor(store: ObjectStore, duck: DuckDbRuntime, scratchDir: string) {
+    this.#store = store
+    this.#duck = duck
+    this.#scratchDir = scratchDir
+  }
+
+  async readActionRows(keys: readonly string[], opts?: EngineCallOptions): Promise<readonly string[]> {
+    if (keys.length === 0) return []
+    const staged: StagedFile[] = []
+    try {
+      for (const key of keys)
+        staged.push(await stageForRead(this.#store, key, this.#scratchDir, opts?.signal))
+      const list = `[${staged.map((s) => sqlString(s.path)).join(', ')}]`
+      return await this.#duck.withConnection(async (con) => {
+        const source = `read_parquet(${list}, union_by_name = true)`
+        const columns = new Set(
+          (await con.runAndReadAll(`DESCRIBE SELECT * FROM ${source}`))
+            .getRowObjectsJS()
+            .map((r) => String(r.column_name)),
+        )
+        const present = ACTION_COLUMNS.filter((c) => columns.has(c))
+        if (present.length === 0) return []
+        // One commit-shaped JSON line per row: the first non-null action column wins (a valid
+        // checkpoint row has exactly one). to_json writes BIGINTs as exact integers.
+        const line = `coalesce(${present.map((c) => `'{"${c}":' || to_json(${sqlIdent(c)}) || '}'`).join(', ')})`
+        const reader = await con.runAndReadAll(`SELECT ${line} AS line FROM ${source}`)
+        const out: string[] = []
+        for (const [value] of reader.getRows()) if (typeof value === 'string') out.push(value)
+        return out
+      })
+    } catch (err) {
+      if (isDeltaError(err)) throw err
+      throw new InvalidTableError(
+        'invalid-checkpoint',
+        `Cannot read checkpoint file(s) ${keys.join(', ')}: ${errorText(err)}`,
+        {
+          path: keys[0],
+          cause: err,
+          hint: 'The checkpoint is damaged; delete it (the JSON commits still hold the history) or restore it from a copy.',
+        },
+      )
+    } finally {
+      await Promise.all(staged.map((s) => s.release()))
+    }
+  }
+
+  async writeActionRows(
+    key: string,
+    jsonLines: readonly string[],
+    opts?: EngineCallOptions,
+  ): Promise<number> {
+    await mkdir(this.#scratchDir, { recursive: true })
+    const id = randomUUID()
+    const jsonPath = join(this.#scratchDir, `${id}.checkpoint.json`)
+    const parquetPath = join(this.#scratchDir, `${id}.checkpoint.parquet`)
+    try {
+      await writeFile(jsonPath, jsonLines.length === 0 ? '' : `${jsonLines.join('\n')}\n`)
+      const columns = `{${CHECKPOINT_COLUMNS.map(([name, type]) => `${sqlString(name)}: ${sqlString(type)}`).join(', ')}}`
+      await this.#duck.withConnection((con) =>
+        con.run(
+          `COPY (SELECT * FROM read_json(${sqlString(jsonPath)}, format = 'newline_delimited', columns = ${columns})) ` +
+            `TO ${sqlString(parquetPath)} (FORMAT parquet, COMPRESSION snappy)`,
+        ),
+      )
+      const bytes = await readFile(parquetPath)
+      opts?.signal?.throwIfAborted()
+      await this.#store.put(key, bytes, { signal: opts?.signal })
+      return bytes.byteLength
+    } catch (err) {
+      if (isDeltaError(err) || (err instanceof Error && err.name === 'AbortError')) throw err
+      throw new StorageError(`Cannot write checkpoint ${key}: ${errorText(err)}`, { path: key, cause: err })
+    } finally {
+      await rm(jsonPath, { force: true })
+      await rm(parquetPath, { force: true })
+    }
+  }
+}
+
+function errorText(err: unknown): string {
+  return err instanceof Error ? err.message : String(err)
+}

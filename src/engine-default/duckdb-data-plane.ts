@@ -1,0 +1,246 @@
+import type { DuckDBConnection } from '@duckdb/node-api'
+import type { ColumnSpec, DataFileRef, DataPlane, FileMatches, ScanRequest } from '../engine/data-plane.js'
+import { InvalidArgumentError, isDeltaError, StorageError } from '../errors/index.js'
+import type { Expression } from '../expressions/ast.js'
+import { renderDuckDbSql } from '../expressions/render-duckdb.js'
+import type { ObjectStore } from '../storage/object-store.js'
+import { type DuckDbRuntime, sqlIdent, sqlString } from './duckdb-runtime.js'
+import { duckType, isPrimitive } from './duckdb-types.js'
+import { toJsValue } from './duckdb-values.js'
+import { type StagedFile, stageForRead } from './staging.js'
+
+/** Column names the data plane adds to file reads; chosen not to collide with table columns. */
+const FILE_COL = '__delta_rlc_file'
+const ROW_COL = '__delta_rlc_row'
+
+/** Rows per yielded batch when the caller gives no hint. */
+const DEFAULT_BATCH = 8192
+
+/**
+ * The default {@link DataPlane}: one DuckDB query per request over all its files.
+ *
+ * Deleted rows are removed by an anti-join on (file, `file_row_number`), so the positions a DV
+ * names are the physical positions across all row groups, as the protocol defines them.
+ * Partition values come from the log, joined per file, and never from the files themselves.
+ */
+export class DuckDbDataPlane implements DataPlane {
+  readonly #store: ObjectStore
+  readonly #duck: DuckDbRuntime
+  readonly #scratchDir: string
+
+  constructor(store: ObjectStore, duck: DuckDbRuntime, scratchDir: string) {
+    this.#store = store
+    this.#duck = duck
+    this.#scratchDir = scratchDir
+  }
+
+  async *scan(request: ScanRequest): AsyncIterable<Record<string, unknown>[]> {
+    if (request.files.length === 0) return
+    const batchSize = Math.max(1, request.batchSize ?? DEFAULT_BATCH)
+    const prepared = await this.#prepare(request)
+    const con = prepared.con
+    try {
+      const select = request.columns.map((c, i) => `${prepared.columnSql(c)} AS c${i}`).join(', ')
+      const result = await con.stream(`SELECT ${select || '1'} ${prepared.fromWhere}`)
+      let batch: Record<string, unknown>[] = []
+      for (;;) {
+        request.signal?.throwIfAborted()
+        const chunk = await result.fetchChunk()
+        if (!chunk || chunk.rowCount === 0) break
+        for (const row of chunk.getRows()) {
+          const obj: Record<string, unknown> = {}
+          for (let i = 0; i < request.columns.length; i++) {
+            const c = request.columns[i] as ColumnSpec
+            obj[c.name] = toJsValue(row[i] ?? null, c.type)
+          }
+          batch.push(obj)
+        }
+        if (batch.length >= batchSize) {
+          yield batch
+          batch = []
+        }
+      }
+      if (batch.length > 0) yield batch
+    } catch (err) {
+      throw wrap(err, 'scan')
+    } finally {
+      await prepared.release()
+    }
+  }
+
+  async count(request: Omit<ScanRequest, 'batchSize'>): Promise<number> {
+    if (request.files.length === 0) return 0
+    const prepared = await this.#prepare({ ...request })
+    try {
+      const r = await prepared.con.runAndReadAll(`SELECT count(*) ${prepared.fromWhere}`)
+      return Number(r.getRows()[0]?.[0] ?? 0)
+    } catch (err) {
+      throw wrap(err, 'count')
+    } finally {
+      await prepared.release()
+    }
+  }
+
+  async matchPositions(
+    request: Omit<ScanRequest, 'batchSize' | 'columns'> & { columns?: readonly ColumnSpec[] },
+  ): Promise<FileMatches[]> {
+    if (request.files.length === 0) return []
+    const prepared = await this.#prepare({ ...request, columns: request.columns ?? [], predicate: undefined })
+    try {
+      const cond = request.predicate ? prepared.render(request.predicate) : 'true'
+      const r = await prepared.con.runAndReadAll(
+        `SELECT d.${FILE_COL}, count(*), list(d.${ROW_COL} ORDER BY d.${ROW_COL}) FILTER (WHERE coalesce((${cond}), false)) ` +
+          `${prepared.fromWhere} GROUP BY d.${FILE_COL}`,
+      )
+      const byPath = new Map<string, { live: number; positions: number[] }>()
+      for (const [file, live, list] of r.getRowsJS()) {
+        byPath.set(String(file), {
+          live: Number(live),
+          positions: Array.isArray(list) ? list.map((p) => Number(p)) : [],
+        })
+      }
+      return request.files.map((f, i) => {
+        const hit = byPath.get(prepared.paths[i] as string)
+        return Object.freeze({ key: f.key, positions: hit?.positions ?? [], liveRows: hit?.live ?? 0 })
+      })
+    } catch (err) {
+      throw wrap(err, 'predicate evaluation')
+    } finally {
+      await prepared.release()
+    }
+  }
+
+  // === Query preparation ===
+
+  async #prepare(request: Omit<ScanRequest, 'batchSize'>): Promise<PreparedQuery> {
+    const staged: StagedFile[] = []
+    let con: DuckDBConnection | undefined
+    try {
+      for (const f of request.files)
+        staged.push(await stageForRead(this.#store, f.key, this.#scratchDir, request.signal))
+      con = await this.#duck.connect()
+      await con.run(`SET TimeZone = 'UTC'`)
+      const paths = staged.map((s) => s.path)
+      const allColumns = uniqueColumns([...request.columns, ...(request.predicateColumns ?? [])])
+      const partitionCols = allColumns.filter((c) => c.isPartition)
+      const source =
+        `read_parquet([${paths.map(sqlString).join(', ')}], filename = ${sqlString(FILE_COL)}, ` +
+        `file_row_number = true, union_by_name = true, hive_partitioning = false)`
+      const present = new Set(
+        (await con.runAndReadAll(`DESCRIBE SELECT * FROM ${source}`)).getRowsJS().map((r) => String(r[0])),
+      )
+      if (present.has(FILE_COL) === false)
+        throw new StorageError('DuckDB did not report file names for the scan')
+
+      let from = `FROM (SELECT *, file_row_number AS ${ROW_COL} FROM ${source}) d`
+      if (partitionCols.length > 0) {
+        const rows = request.files.map((f, i) => {
+          const values = partitionCols.map((c) => partitionLiteral(f, c))
+          return `(${[sqlString(paths[i] as string), ...values].join(', ')})`
+        })
+        const cols = [FILE_COL, ...partitionCols.map((_, i) => `p${i}`)].map(sqlIdent).join(', ')
+        await con.run(`CREATE TEMP TABLE delta_files AS SELECT * FROM (VALUES ${rows.join(', ')}) t(${cols})`)
+        from += ` JOIN delta_files f ON d.${FILE_COL} = f.${FILE_COL}`
+      }
+      const withDv = request.files
+        .map((f, i) => [f, i] as const)
+        .filter(([f]) => (f.deletedRows?.length ?? 0) > 0)
+      if (withDv.length > 0) {
+        await con.run(`CREATE TEMP TABLE delta_dv (file VARCHAR, pos BIGINT)`)
+        const appender = await con.createAppender('delta_dv', 'main', 'temp')
+        for (const [f, i] of withDv) {
+          const path = paths[i] as string
+          const rows = f.deletedRows as ArrayLike<number>
+          for (let k = 0; k < rows.length; k++) {
+            appender.appendVarchar(path)
+            appender.appendBigInt(BigInt(rows[k] as number))
+            appender.endRow()
+          }
+        }
+        appender.closeSync()
+        from += ` ANTI JOIN delta_dv ON d.${FILE_COL} = delta_dv.file AND d.${ROW_COL} = delta_dv.pos`
+      }
+
+      const columnSql = (c: ColumnSpec): string => {
+        if (c.isPartition) {
+          const i = partitionCols.findIndex((p) => p.name === c.name)
+          return `f.${sqlIdent(`p${i}`)}`
+        }
+        if (!present.has(c.physicalName)) return `CAST(NULL AS ${duckType(c.type)})`
+        const ref = `d.${sqlIdent(c.physicalName)}`
+        // Older files may hold a narrower type (type widening): read them as the table type.
+        return isPrimitive(c.type) ? `CAST(${ref} AS ${duckType(c.type)})` : ref
+      }
+      const byName = new Map(allColumns.map((c) => [c.name.toLowerCase(), c]))
+      const render = (expr: Expression): string =>
+        renderDuckDbSql(expr, {
+          column: (path: readonly string[]) => {
+            const spec = byName.get((path[0] ?? '').toLowerCase())
+            if (!spec) {
+              throw new InvalidArgumentError(`Unknown column '${path.join('.')}' in predicate`, {
+                argument: 'predicate',
+                hint: `Known columns: ${[...byName.values()].map((c) => c.name).join(', ')}`,
+              })
+            }
+            const base = columnSql(spec)
+            return path.length === 1
+              ? base
+              : `${base}${path
+                  .slice(1)
+                  .map((p) => `.${sqlIdent(p)}`)
+                  .join('')}`
+          },
+        })
+      const where = request.predicate ? ` WHERE coalesce((${render(request.predicate)}), false)` : ''
+      const opened = con
+      return {
+        con: opened,
+        paths,
+        fromWhere: `${from}${where}`,
+        columnSql,
+        render,
+        release: async () => {
+          opened.closeSync()
+          await Promise.all(staged.map((s) => s.release()))
+        },
+      }
+    } catch (err) {
+      con?.closeSync()
+      await Promise.all(staged.map((s) => s.release()))
+      throw wrap(err, 'scan preparation')
+    }
+  }
+}
+
+interface PreparedQuery {
+  readonly con: DuckDBConnection
+  /** Local path of each request file, in request order. */
+  readonly paths: readonly string[]
+  /** `FROM ... [WHERE ...]` of the live (and matching) rows. */
+  readonly fromWhere: string
+  columnSql(c: ColumnSpec): string
+  render(expr: Expression): string
+  release(): Promise<void>
+}
+
+function uniqueColumns(cols: readonly ColumnSpec[]): ColumnSpec[] {
+  const seen = new Map<string, ColumnSpec>()
+  for (const c of cols) if (!seen.has(c.name)) seen.set(c.name, c)
+  return [...seen.values()]
+}
+
+/** A partition value from the log as a typed SQL literal of the column's type. */
+function partitionLiteral(file: DataFileRef, col: ColumnSpec): string {
+  const raw = file.partitionValues[col.physicalName] ?? file.partitionValues[col.name] ?? null
+  const type = duckType(col.type)
+  if (raw === null) return `CAST(NULL AS ${type})`
+  if (col.type === 'binary') return `CAST(${sqlString(raw)} AS BLOB)`
+  if (col.type === 'timestamp') return `CAST(${sqlString(raw)} AS TIMESTAMP)::TIMESTAMPTZ`
+  return `CAST(${sqlString(raw)} AS ${type})`
+}
+
+function wrap(err: unknown, what: string): unknown {
+  if (isDeltaError(err) || (err instanceof Error && err.name === 'AbortError')) return err
+  const msg = err instanceof Error ? err.message : String(err)
+  return new StorageError(`Data ${what} failed: ${msg}`, { cause: err })
+}

@@ -1,0 +1,173 @@
+import type { Expression } from '../expressions/ast.js'
+import type { ColumnMappingMode, StructType } from '../protocol/schema.js'
+import type { DataFileRef } from './data-plane.js'
+
+/**
+ * Where new data files go and how they are laid out: the table's schema, partitioning, column
+ * mapping and the statistics settings that shape every file's `add.stats`.
+ */
+export interface WriteTarget {
+  /** The table schema; under column mapping every field carries its physical name and id. */
+  readonly schema: StructType
+  /** Partition columns by logical name, in partitioning order (`metaData.partitionColumns`). */
+  readonly partitionColumns: readonly string[]
+  /** `delta.columnMapping.mode`: data files use physical names (and field ids) unless `none`. */
+  readonly columnMappingMode: ColumnMappingMode
+  /**
+   * Approximate size of each new file in bytes (default 128 MiB). Files are cut at row-group
+   * boundaries, so one may exceed it by up to a row group. Compaction ignores it: the caller
+   * bins by size and each bin becomes exactly one file.
+   */
+  readonly targetFileSize?: number | undefined
+  /**
+   * `delta.dataSkippingNumIndexedCols`: how many leaf columns of the data schema (nested struct
+   * fields counted one by one, arrays and maps as one) get statistics; default 32, negative for
+   * all of them.
+   */
+  readonly statsColumns?: number | undefined
+  /**
+   * `delta.dataSkippingStatsColumns`, parsed into logical column paths; when given it replaces
+   * {@link statsColumns}. A struct path selects every leaf under it.
+   */
+  readonly statsColumnPaths?: readonly (readonly string[])[] | undefined
+  /**
+   * A directory under the table root that new files go under, before any partition
+   * directory; `''` (default) or a relative key ending in `/`.
+   */
+  readonly pathPrefix?: string | undefined
+}
+
+/** A new data file: everything its AddFile needs except `modificationTime` and `dataChange`. */
+export interface WrittenFile {
+  /** Store key relative to the table root, e.g. `part=1/part-00000-<uuid>.c000.snappy.parquet`. */
+  readonly key: string
+  /** The same key as the log stores it in `add.path` (URI-encoded; protocol.md section 9). */
+  readonly path: string
+  /** Size in bytes. */
+  readonly size: number
+  /** Partition values as the log stores them, keyed by physical column name; null for null. */
+  readonly partitionValues: Readonly<Record<string, string | null>>
+  /**
+   * `add.stats`: `numRecords`, `minValues`, `maxValues`, `nullCount` (physical names) and
+   * `tightBounds: true`, computed from the file's own rows.
+   */
+  readonly stats: string
+  /** Rows in the file. */
+  readonly numRecords: number
+}
+
+/** Options every write call takes. */
+export interface WriteCallOptions {
+  readonly signal?: AbortSignal | undefined
+}
+
+/** Rows from JavaScript to new files. */
+export interface WriteRowsRequest extends WriteCallOptions {
+  /**
+   * Rows in the `DataPlane` row representation, keyed by logical column name. A missing key is
+   * null.
+   */
+  readonly rows: readonly Readonly<Record<string, unknown>>[]
+  readonly target: WriteTarget
+}
+
+/**
+ * Rows of existing files, selected and optionally changed, to new files: the building block of
+ * copy-on-write DELETE (keep the rows a predicate does not match) and of UPDATE images (the
+ * matched rows with `set` applied).
+ */
+export interface RewriteRequest extends WriteCallOptions {
+  /** Files to read; their deletion vectors are applied. */
+  readonly sources: readonly DataFileRef[]
+  /**
+   * Only rows for which this predicate is TRUE (NULL is not a match); column references use
+   * logical names. All live rows when absent.
+   */
+  readonly where?: Expression | undefined
+  /**
+   * Physical row positions per source key. With `positionsMode` `include` (the default) only
+   * these rows are selected, and a source missing from the map contributes none; with `exclude`
+   * every live row except these is selected. Combined with `where` by AND.
+   */
+  readonly positions?: ReadonlyMap<string, readonly number[]> | undefined
+  readonly positionsMode?: 'include' | 'exclude' | undefined
+  /**
+   * New values by top-level logical column name, evaluated over the row as it was read. A
+   * partition column may be set; the row then moves to its new partition.
+   */
+  readonly set?: Readonly<Record<string, Expression>> | undefined
+  readonly target: WriteTarget
+}
+
+/** Bin-packed compaction: each bin's live rows into one new file. */
+export interface CompactRequest extends WriteCallOptions {
+  /** Source files per output, in the order their rows are written; one bin's files share partition values. */
+  readonly bins: readonly (readonly DataFileRef[])[]
+  readonly target: WriteTarget
+}
+
+/** Where one compaction source's live rows landed in its output. */
+export interface CompactedSource {
+  /** The source's store key. */
+  readonly key: string
+  /** Position in the output of the source's first live row (its rows are contiguous there). */
+  readonly rowOffsetInTarget: number
+  /** Live rows of the source written to the output, in `file_row_number` order. */
+  readonly rowCount: number
+  /** Rows physically in the source file, deleted ones included. */
+  readonly physicalRowCount: number
+}
+
+/** The result of compacting one bin. */
+export interface CompactionOutput {
+  /** The new file, or null when the bin had no live row (nothing is written then). */
+  readonly file: WrittenFile | null
+  /** The bin's sources in bin order, which is the order of their rows in `file`. */
+  readonly sources: readonly CompactedSource[]
+}
+
+/**
+ * Writes new data files with exact Delta statistics. Files get fresh unique names and are stored
+ * with put-if-absent; nothing is written when a request is invalid, and files a failed call had
+ * already stored are deleted again.
+ */
+export interface DataWriter {
+  /**
+   * Writes rows to new files, one set per partition, each near the target size.
+   *
+   * @param request - the rows and the target
+   * @returns the new files, grouped by partition; empty when there are no rows
+   * @throws {InvalidArgumentError} when a row has an unknown column, a value of the wrong type, or
+   *   a null in a non-nullable column (the message names the row index and the column)
+   * @throws {UnsupportedError} when the schema has a type files cannot be written for
+   * @throws {StorageError} when DuckDB or the store fails
+   */
+  writeRows(request: WriteRowsRequest): Promise<WrittenFile[]>
+
+  /**
+   * Rewrites selected rows of existing files into new files.
+   *
+   * @param request - sources, selection, new values and the target
+   * @returns the new files; empty when no row is selected
+   * @throws {InvalidArgumentError} for an unknown column in `where` or `set`, a `set` value that
+   *   does not fit its column (or is null in a non-nullable one), or positions of an unknown source
+   * @throws {FileNotFoundError} when a source file is missing
+   * @throws {StorageError} when DuckDB or the store fails
+   */
+  rewrite(request: RewriteRequest): Promise<WrittenFile[]>
+
+  /**
+   * Compacts each bin into exactly one file: the live rows of its sources, in bin order and
+   * inside each source in `file_row_number` order, so each source's rows sit contiguously at its
+   * reported `rowOffsetInTarget`.
+   *
+   * @param request - bins and the target
+   * @returns one output per bin, in bin order
+   * @throws {InvalidArgumentError} for an empty bin, a key repeated in a bin, or sources of one
+   *   bin with different partition values
+   * @throws {FileNotFoundError} when a source file is missing
+   * @throws {InternalError} when the written file does not hold exactly the planned rows
+   * @throws {StorageError} when DuckDB or the store fails
+   */
+  compact(request: CompactRequest): Promise<CompactionOutput[]>
+}

@@ -1,0 +1,52 @@
+/**
+ * What the Delta logic needs from the outside world, as interfaces. The pure modules describe
+ * *what* to read or write; an {@link Engine} does it. `engine-default/` is the implementation
+ * over node's file system and DuckDB; tests or embedders may pass their own.
+ */
+import type { ObjectStore } from '../storage/object-store.js'
+import type { DataPlane } from './data-plane.js'
+
+/** The I/O and compute a table needs. */
+export interface Engine {
+  /** Where the table lives; keys are relative to the table root. */
+  readonly storage: ObjectStore
+  /** Parquet access for log files (checkpoints, sidecars). */
+  readonly parquet: ParquetHandler
+  /** Row-level work on data files: scans, predicate matches, writes. */
+  readonly data: DataPlane
+  /** Releases native resources (DuckDB instances, caches). Idempotent. */
+  close(): Promise<void>
+}
+
+/** Options of engine calls. */
+export interface EngineCallOptions {
+  readonly signal?: AbortSignal | undefined
+}
+
+/**
+ * Parquet access for the Delta log.
+ *
+ * Checkpoint and sidecar files have one column per action type (`add`, `remove`, `metaData`,
+ * `protocol`, `txn`, `domainMetadata`, `checkpointMetadata`, `sidecar`); each row sets one.
+ */
+export interface ParquetHandler {
+  /**
+   * Reads the action rows of checkpoint or sidecar files, in file order, then row order.
+   *
+   * @param keys - store keys of the Parquet files
+   * @returns one JSON text per row: an object with the row's non-null action column, in the
+   *   shape of a commit line (`{"add":{...}}`); integers are exact JSON integers; nested null
+   *   fields appear as `null`
+   * @throws {FileNotFoundError} when a file is missing
+   * @throws {InvalidTableError} (`invalid-checkpoint`) when a file is not readable Parquet
+   */
+  readActionRows(keys: readonly string[], opts?: EngineCallOptions): Promise<readonly string[]>
+
+  /**
+   * Writes actions, given as commit-style JSON lines, to a Parquet file in the checkpoint schema
+   * and stores it under `key` (replacing any object there).
+   *
+   * @returns the size of the stored file in bytes
+   */
+  writeActionRows(key: string, jsonLines: readonly string[], opts?: EngineCallOptions): Promise<number>
+}

@@ -1,0 +1,65 @@
+import {
+  decodeInlineDv,
+  dvByteRange,
+  initDeletionVectors,
+  parseDvRange,
+  resolveDvLocation,
+} from '../dv/index.js'
+import type { RoaringBitmapArray } from '../dv/roaring-bitmap-array.js'
+import type { Engine } from '../engine/engine.js'
+import { FileNotFoundError, InvalidDeletionVectorError, UnsupportedError } from '../errors/index.js'
+import type { DeletionVectorDescriptor } from '../protocol/actions.js'
+
+/**
+ * Reads the deletion vector a descriptor points at: inline, a `u` file beside the table, or a
+ * `p` absolute path inside the table root. Only the DV's own bytes are read (a range), then
+ * size, checksum and cardinality are verified.
+ *
+ * @param engine - the table's engine
+ * @param dv - the descriptor from an `add` or `remove`
+ * @param signal - cancellation
+ * @returns the set of deleted row positions
+ * @throws {InvalidDeletionVectorError} when the DV is malformed or its file is missing
+ * @throws {UnsupportedError} for an absolute DV path outside the table root
+ */
+export async function loadDeletionVector(
+  engine: Engine,
+  dv: DeletionVectorDescriptor,
+  signal?: AbortSignal,
+): Promise<RoaringBitmapArray> {
+  await initDeletionVectors()
+  const loc = resolveDvLocation(dv)
+  if (loc.kind === 'inline') return decodeInlineDv(dv)
+  const key = loc.kind === 'relative' ? loc.path : keyForAbsolute(engine, loc.decodedUri)
+  const range = dvByteRange(loc.offset, dv.sizeInBytes, key)
+  let bytes: Uint8Array
+  try {
+    bytes = await engine.storage.read(key, range, { signal })
+  } catch (err) {
+    if (err instanceof FileNotFoundError) {
+      throw new InvalidDeletionVectorError('The deletion vector file does not exist', {
+        path: key,
+        cause: err,
+      })
+    }
+    throw err
+  }
+  return parseDvRange(bytes, dv.sizeInBytes, dv.cardinality, key)
+}
+
+/** Maps an absolute DV URI to a key of the table's store, when it lies inside the table root. */
+function keyForAbsolute(engine: Engine, uri: string): string {
+  const root = engine.storage.localPath?.('')
+  const path = uri.startsWith('file://')
+    ? uri.slice('file://'.length)
+    : uri.startsWith('file:')
+      ? uri.slice('file:'.length)
+      : undefined
+  if (root !== undefined && path !== undefined) {
+    const base = root.endsWith('/') ? root : `${root}/`
+    if (path.startsWith(base)) return path.slice(base.length)
+  }
+  throw new UnsupportedError(
+    `The deletion vector at ${uri} lies outside the table root; delta-rlc reads absolute DV paths only inside the table`,
+  )
+}

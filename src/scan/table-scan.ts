@@ -1,0 +1,193 @@
+import type { RoaringBitmapArray } from '../dv/roaring-bitmap-array.js'
+import type { ColumnSpec, DataFileRef } from '../engine/data-plane.js'
+import type { Engine } from '../engine/engine.js'
+import { InvalidArgumentError } from '../errors/index.js'
+import type { Expression } from '../expressions/ast.js'
+import { parsePredicate } from '../expressions/parse-predicate.js'
+import type { AddFile } from '../protocol/actions.js'
+import { decodeAddPath } from '../protocol/partition-values.js'
+import { columnMappingId, fieldByName, physicalName } from '../protocol/schema.js'
+import { columnMappingModeProperty } from '../protocol/table-properties.js'
+import type { Snapshot } from '../snapshot/snapshot.js'
+import { mapLimit } from '../util/map-limit.js'
+import { loadDeletionVector } from './load-deletion-vector.js'
+import { type PruneResult, pruneFiles } from './prune-files.js'
+
+/** A row of a scan: column name -> value (see `DataPlane` for the value types). */
+export type Row = Record<string, unknown>
+
+/** What to read. */
+export interface ScanOptions {
+  /** SQL predicate text or a parsed expression; rows must satisfy it. */
+  readonly where?: string | Expression | undefined
+  /** Columns to return, in order; all columns when absent. */
+  readonly columns?: readonly string[] | undefined
+  /** Rows per yielded batch (a hint). */
+  readonly batchSize?: number | undefined
+  readonly signal?: AbortSignal | undefined
+}
+
+/** How many DV files are read at once. */
+const DV_READ_CONCURRENCY = 16
+
+/**
+ * A scan of one snapshot: prunes files by partition values and statistics, applies deletion
+ * vectors, and streams live rows. Iterate it for batches, or call {@link TableScan.toArray}.
+ *
+ * ### Examples
+ * ```ts
+ * for await (const batch of table.scan({ where: 'id < 100', columns: ['id', 'name'] })) {
+ *   for (const row of batch) console.log(row.id, row.name)
+ * }
+ * ```
+ */
+export class TableScan implements AsyncIterable<Row[]> {
+  readonly #engine: Engine
+  readonly #loadSnapshot: () => Promise<Snapshot>
+  #snapshot: Promise<Snapshot> | undefined
+  readonly #options: ScanOptions
+  readonly #onFilesRead: ((files: readonly AddFile[], predicate: Expression | undefined) => void) | undefined
+
+  /**
+   * @param engine - the table's engine
+   * @param snapshot - the snapshot to read, or a function loading it on first use (so a scan
+   *   that is never run never loads, and never leaves a rejected promise unobserved)
+   * @param options - predicate, columns, batch size
+   * @param onFilesRead - told which files the scan read, after pruning (transactions record it)
+   */
+  constructor(
+    engine: Engine,
+    snapshot: Snapshot | (() => Promise<Snapshot>),
+    options: ScanOptions = {},
+    onFilesRead?: (files: readonly AddFile[], predicate: Expression | undefined) => void,
+  ) {
+    this.#engine = engine
+    this.#loadSnapshot = typeof snapshot === 'function' ? snapshot : () => Promise.resolve(snapshot)
+    this.#options = options
+    this.#onFilesRead = onFilesRead
+  }
+
+  #snap(): Promise<Snapshot> {
+    this.#snapshot ??= this.#loadSnapshot()
+    return this.#snapshot
+  }
+
+  /** The files the scan will read and how many were pruned, without reading data. */
+  async plan(): Promise<PruneResult & { predicate: Expression | undefined }> {
+    const snap = await this.#snap()
+    const predicate = parseWhere(this.#options.where)
+    return { ...pruneFiles(snap, snap.activeFiles(), predicate), predicate }
+  }
+
+  async *[Symbol.asyncIterator](): AsyncIterator<Row[]> {
+    const snap = await this.#snap()
+    const { files, predicate } = await this.plan()
+    this.#onFilesRead?.(files, predicate)
+    const columns = columnSpecs(snap, this.#options.columns)
+    const refs = await dataFileRefs(this.#engine, files, this.#options.signal)
+    yield* this.#engine.data.scan({
+      files: refs,
+      columns,
+      predicateColumns: predicate ? columnSpecs(snap, undefined) : undefined,
+      predicate,
+      batchSize: this.#options.batchSize,
+      signal: this.#options.signal,
+    })
+  }
+
+  /** Every matching live row, in one array. */
+  async toArray(): Promise<Row[]> {
+    const out: Row[] = []
+    for await (const batch of this) for (const row of batch) out.push(row)
+    return out
+  }
+
+  /** The number of matching live rows, counted without moving rows into JavaScript. */
+  async count(): Promise<number> {
+    const snap = await this.#snap()
+    const { files, predicate } = await this.plan()
+    this.#onFilesRead?.(files, predicate)
+    const refs = await dataFileRefs(this.#engine, files, this.#options.signal)
+    return this.#engine.data.count({
+      files: refs,
+      columns: [],
+      predicateColumns: predicate ? columnSpecs(snap, undefined) : undefined,
+      predicate,
+      signal: this.#options.signal,
+    })
+  }
+}
+
+/**
+ * Parses a `where` option.
+ *
+ * @throws {InvalidPredicateError} on a malformed predicate
+ */
+export function parseWhere(where: string | Expression | undefined): Expression | undefined {
+  if (where === undefined) return undefined
+  if (typeof where === 'string') return where.trim() === '' ? undefined : parsePredicate(where)
+  return where
+}
+
+/**
+ * The data-plane column specs of a snapshot's columns (all, or the named ones in that order).
+ *
+ * @throws {InvalidArgumentError} when a named column does not exist
+ */
+export function columnSpecs(snap: Snapshot, names: readonly string[] | undefined): ColumnSpec[] {
+  const schema = snap.schema
+  const mode = columnMappingModeProperty(snap.properties)
+  const partition = new Set(snap.partitionColumns.map((c) => c.toLowerCase()))
+  const fields =
+    names === undefined
+      ? schema.fields
+      : names.map((n) => {
+          const f = fieldByName(schema, n)
+          if (!f) {
+            throw new InvalidArgumentError(`Unknown column '${n}'`, {
+              argument: 'columns',
+              hint: `The table has: ${schema.fields.map((x) => x.name).join(', ')}`,
+            })
+          }
+          return f
+        })
+  return fields.map((f) =>
+    Object.freeze({
+      name: f.name,
+      type: f.type,
+      physicalName: physicalName(f, mode),
+      fieldId: columnMappingId(f),
+      isPartition: partition.has(f.name.toLowerCase()),
+    }),
+  )
+}
+
+/**
+ * Resolves files to what the data plane needs: store keys and deleted positions.
+ *
+ * @throws {InvalidTableError} on a path escaping the table root
+ * @throws {InvalidDeletionVectorError} on a malformed DV
+ */
+export async function dataFileRefs(
+  engine: Engine,
+  files: readonly AddFile[],
+  signal?: AbortSignal,
+): Promise<DataFileRef[]> {
+  return mapLimit(files, DV_READ_CONCURRENCY, async (f) => {
+    const key = storeKey(f.path)
+    let deleted: RoaringBitmapArray | undefined
+    if (f.deletionVector) deleted = await loadDeletionVector(engine, f.deletionVector, signal)
+    return Object.freeze({ key, deletedRows: deleted?.toArray(), partitionValues: f.partitionValues })
+  })
+}
+
+function storeKey(path: string): string {
+  const decoded = decodeAddPath(path)
+  if (decoded.kind === 'relative') return decoded.key
+  throw new InvalidArgumentError(
+    `Data file ${path} is an absolute URI; delta-rlc reads data files inside the table root`,
+    {
+      argument: 'path',
+    },
+  )
+}

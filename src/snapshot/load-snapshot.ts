@@ -1,0 +1,314 @@
+import { parse as parseLossless } from 'lossless-json'
+import type { Engine } from '../engine/engine.js'
+import {
+  FileNotFoundError,
+  InvalidArgumentError,
+  InvalidTableError,
+  isDeltaError,
+  TableNotFoundError,
+  VersionNotFoundError,
+} from '../errors/index.js'
+import { type LogSegment, planLogSegment, versionAtOrBeforeTimestamp } from '../log/log-segment.js'
+import { replayLog } from '../log/replay.js'
+import { parseCheckpointRow, parseCommitFile } from '../protocol/action-json.js'
+import type { Action, Version } from '../protocol/actions.js'
+import {
+  commitFileName,
+  type LastCheckpoint,
+  LOG_DIR,
+  parseLastCheckpoint,
+  parseLogFileName,
+} from '../protocol/log-files.js'
+import { decodeAddPath } from '../protocol/partition-values.js'
+import { checkReadSupported } from '../protocol/table-features.js'
+import type { FileMeta } from '../storage/object-store.js'
+import { mapLimit } from '../util/map-limit.js'
+import { Snapshot } from './snapshot.js'
+
+/** Which version to load. */
+export interface LoadSnapshotOptions {
+  /** An exact version. */
+  readonly version?: Version | number | undefined
+  /** The latest version committed at or before this instant (Date, ms since epoch, or ISO text). */
+  readonly timestamp?: Date | number | string | undefined
+  readonly signal?: AbortSignal | undefined
+}
+
+/** How many commit files are fetched at once. */
+const COMMIT_READ_CONCURRENCY = 16
+
+/**
+ * Builds the snapshot of a table: lists the log, picks the newest usable checkpoint, replays the
+ * commits after it, and checks that this library can read the result.
+ *
+ * @param engine - storage and Parquet access, rooted at the table
+ * @param location - the table location, for messages
+ * @param selector - version or timestamp for time travel; latest when empty
+ * @returns the snapshot
+ * @throws {TableNotFoundError} when the log has neither commit nor checkpoint
+ * @throws {VersionNotFoundError} when the requested version or timestamp is not in the log
+ * @throws {InvalidTableError} on a malformed or incomplete log
+ * @throws {UnsupportedProtocolVersionError | UnsupportedTableFeatureError} when the table needs
+ *   a reader capability this library lacks
+ */
+export async function loadSnapshot(
+  engine: Engine,
+  location: string,
+  selector: LoadSnapshotOptions = {},
+): Promise<Snapshot> {
+  if (selector.version !== undefined && selector.timestamp !== undefined) {
+    throw new InvalidArgumentError('Pass either a version or a timestamp to time travel, not both', {
+      argument: 'timestamp',
+    })
+  }
+  const signal = selector.signal
+  const hint = await readLastCheckpointHint(engine, signal)
+  let targetVersion = selector.version === undefined ? undefined : toVersion(selector.version)
+  if (targetVersion !== undefined && targetVersion < 0n) {
+    throw new VersionNotFoundError(`version ${targetVersion}`)
+  }
+
+  let listing: FileMeta[]
+  // A timestamp or an old version needs the whole log; otherwise the listing can start at the
+  // checkpoint the hint names, and falls back to a full listing if that checkpoint is unusable.
+  const canUseHint =
+    hint !== undefined &&
+    selector.timestamp === undefined &&
+    (targetVersion === undefined || targetVersion >= hint.version)
+  listing = await listLog(engine, canUseHint && hint ? commitFileName(hint.version).slice(0, 20) : '', signal)
+  if (listing.length === 0 && canUseHint) listing = await listLog(engine, '', signal)
+  if (listing.length === 0) throw new TableNotFoundError(location)
+
+  if (selector.timestamp !== undefined) {
+    const full = planLogSegment(listing, { location })
+    targetVersion = versionAtOrBeforeTimestamp(
+      full.commits.map((c) => ({ version: c.version, timestamp: c.file.lastModified })),
+      toMillis(selector.timestamp),
+    )
+  }
+
+  let segment: LogSegment
+  try {
+    segment = planLogSegment(listing, {
+      targetVersion,
+      lastCheckpoint: canUseHint ? hint : undefined,
+      location,
+    })
+  } catch (err) {
+    // The partial listing may miss older commits when the hinted checkpoint is unusable.
+    if (!canUseHint || !isDeltaError(err, 'DELTA_INVALID_TABLE', 'DELTA_TABLE_NOT_FOUND')) throw err
+    listing = await listLog(engine, '', signal)
+    segment = planLogSegment(listing, { targetVersion, location })
+  }
+
+  let batches: Awaited<ReturnType<typeof readSegment>>
+  for (;;) {
+    try {
+      batches = await readSegment(engine, segment, signal)
+      break
+    } catch (err) {
+      // An unreadable checkpoint is not the end when older state can rebuild the same version:
+      // plan again without it, and report the original error only if that fails too.
+      const cp = segment.checkpoint
+      if (
+        !cp ||
+        !isDeltaError(err, 'DELTA_INVALID_TABLE') ||
+        (err as InvalidTableError).reason !== 'invalid-checkpoint'
+      ) {
+        throw err
+      }
+      const bad = new Set(cp.files.map((f) => f.key))
+      if (canUseHint) listing = await listLog(engine, '', signal)
+      listing = listing.filter((f) => !bad.has(f.key) && !isCheckpointOf(f.key, cp.version))
+      try {
+        segment = planLogSegment(listing, { targetVersion: segment.version, location })
+      } catch {
+        throw err
+      }
+    }
+  }
+  const state = replayLog(batches)
+  checkReadSupported(state.protocol)
+  for (const add of state.activeFiles.values()) decodeAddPath(add.path)
+  const lastCommit = segment.commits.at(-1)
+  const ict = state.latestCommitInfo?.inCommitTimestamp
+  const timestamp =
+    ict !== undefined && lastCommit !== undefined
+      ? Number(ict)
+      : (lastCommit?.file.lastModified ?? segment.checkpoint?.files[0]?.lastModified ?? 0)
+  return new Snapshot({ version: segment.version, state, logSegment: segment, timestamp, location })
+}
+
+// === Reading the segment ===
+
+async function readSegment(
+  engine: Engine,
+  segment: LogSegment,
+  signal: AbortSignal | undefined,
+): Promise<Array<{ version: Version; actions: readonly Action[]; fromCheckpoint: boolean }>> {
+  const batches: Array<{ version: Version; actions: readonly Action[]; fromCheckpoint: boolean }> = []
+  const cp = segment.checkpoint
+  if (cp)
+    batches.push({
+      version: cp.version,
+      actions: await readCheckpoint(engine, cp.files, cp.version, signal),
+      fromCheckpoint: true,
+    })
+  const commits = await mapLimit(segment.commits, COMMIT_READ_CONCURRENCY, async (c) => {
+    const bytes = await readLogFile(engine, c.file.key, c.version, signal)
+    return {
+      version: c.version,
+      actions: parseCommitFile(new TextDecoder().decode(bytes), { path: c.file.key, version: c.version }),
+      fromCheckpoint: false,
+    }
+  })
+  batches.push(...commits)
+  return batches
+}
+
+async function readCheckpoint(
+  engine: Engine,
+  files: readonly FileMeta[],
+  version: Version,
+  signal: AbortSignal | undefined,
+): Promise<Action[]> {
+  const top: Action[] = []
+  const parquetKeys = files.filter((f) => f.key.endsWith('.parquet')).map((f) => f.key)
+  for (const f of files) {
+    if (f.key.endsWith('.json')) {
+      const bytes = await readLogFile(engine, f.key, version, signal)
+      top.push(...parseCommitFile(new TextDecoder().decode(bytes), { path: f.key, version }))
+    }
+  }
+  top.push(
+    ...parseRows(await engine.parquet.readActionRows(parquetKeys, { signal }), parquetKeys[0], version),
+  )
+  const sidecarKeys = top.flatMap((a) => ('sidecar' in a ? [`${LOG_DIR}_sidecars/${a.sidecar.path}`] : []))
+  if (sidecarKeys.length > 0) {
+    try {
+      top.push(
+        ...parseRows(await engine.parquet.readActionRows(sidecarKeys, { signal }), sidecarKeys[0], version),
+      )
+    } catch (err) {
+      if (err instanceof FileNotFoundError) {
+        throw new InvalidTableError(
+          'invalid-checkpoint',
+          `Checkpoint ${version} references a missing sidecar ${err.path}`,
+          {
+            version,
+            path: err.path,
+            cause: err,
+          },
+        )
+      }
+      throw err
+    }
+  }
+  return top
+}
+
+function parseRows(lines: readonly string[], path: string | undefined, version: Version): Action[] {
+  const out: Action[] = []
+  for (const line of lines) {
+    const row = stripNulls(parseLossless(line, undefined, parseExactNumber)) as Record<string, unknown>
+    const action = parseCheckpointRow(row, { path, version })
+    if (action) out.push(action)
+  }
+  return out
+}
+
+/** Integers as bigint when they do not fit a double exactly, other numbers as number. */
+function parseExactNumber(text: string): number | bigint {
+  if (/^-?\d+$/.test(text)) {
+    const n = Number(text)
+    return Number.isSafeInteger(n) ? n : BigInt(text)
+  }
+  return Number(text)
+}
+
+/**
+ * Parquet has no "absent" field: an optional struct field is null. Drops those nulls so a row
+ * reads like a commit line, except inside maps, where a null value is meaningful (a null
+ * partition value).
+ */
+function stripNulls(value: unknown, insideMap = false): unknown {
+  if (Array.isArray(value)) return value.map((v) => stripNulls(v))
+  if (value === null || typeof value !== 'object') return value
+  const out: Record<string, unknown> = {}
+  for (const [k, v] of Object.entries(value)) {
+    if (v === null && !insideMap) continue
+    out[k] = stripNulls(v, MAP_FIELDS.has(k))
+  }
+  return out
+}
+const MAP_FIELDS = new Set(['partitionValues', 'tags', 'configuration', 'options'])
+
+async function readLogFile(
+  engine: Engine,
+  key: string,
+  version: Version,
+  signal: AbortSignal | undefined,
+): Promise<Uint8Array> {
+  try {
+    return await engine.storage.read(key, undefined, { signal })
+  } catch (err) {
+    if (err instanceof FileNotFoundError) {
+      // Listed a moment ago, gone now: log cleanup raced with this read.
+      throw new InvalidTableError(
+        'missing-version',
+        `Log file ${key} of version ${version} disappeared while reading`,
+        {
+          version,
+          path: key,
+          cause: err,
+          hint: 'Log cleanup removed it concurrently; retry, or time travel to a newer version.',
+        },
+      )
+    }
+    throw err
+  }
+}
+
+// === Listing and hints ===
+
+function isCheckpointOf(key: string, version: Version): boolean {
+  const name = parseLogFileName(key.slice(LOG_DIR.length))
+  return name !== undefined && name.version === version && name.type.includes('checkpoint')
+}
+
+async function listLog(
+  engine: Engine,
+  fromName: string,
+  signal: AbortSignal | undefined,
+): Promise<FileMeta[]> {
+  const out: FileMeta[] = []
+  for await (const f of engine.storage.listFrom(`${LOG_DIR}${fromName}`, { signal })) out.push(f)
+  return out
+}
+
+async function readLastCheckpointHint(
+  engine: Engine,
+  signal: AbortSignal | undefined,
+): Promise<LastCheckpoint | undefined> {
+  try {
+    const bytes = await engine.storage.read(`${LOG_DIR}_last_checkpoint`, undefined, { signal })
+    return parseLastCheckpoint(new TextDecoder().decode(bytes))
+  } catch (err) {
+    if (err instanceof FileNotFoundError) return undefined
+    throw err
+  }
+}
+
+// === Small helpers ===
+
+function toVersion(v: Version | number): Version {
+  if (typeof v === 'bigint') return v
+  if (!Number.isSafeInteger(v)) throw new VersionNotFoundError(`version ${v}`)
+  return BigInt(v)
+}
+
+function toMillis(t: Date | number | string): number {
+  const ms = t instanceof Date ? t.getTime() : typeof t === 'number' ? t : Date.parse(t)
+  if (!Number.isFinite(ms)) throw new VersionNotFoundError(`timestamp ${String(t)} (not a valid timestamp)`)
+  return ms
+}

@@ -1,0 +1,167 @@
+import type { Engine } from '../engine/engine.js'
+import { createDefaultEngine } from '../engine-default/default-engine.js'
+import { FileNotFoundError, InvalidArgumentError } from '../errors/index.js'
+import { parseCommitFile } from '../protocol/action-json.js'
+import type { CommitInfo, Version } from '../protocol/actions.js'
+import { commitFileName, LOG_DIR, parseLogFileName } from '../protocol/log-files.js'
+import { type ScanOptions, TableScan } from '../scan/table-scan.js'
+import { type LoadSnapshotOptions, loadSnapshot } from '../snapshot/load-snapshot.js'
+import type { Snapshot } from '../snapshot/snapshot.js'
+import { type CheckpointResult, writeCheckpoint } from '../snapshot/write-checkpoint.js'
+import { openStore } from '../storage/index.js'
+import type { ObjectStore } from '../storage/object-store.js'
+import { mapLimit } from '../util/map-limit.js'
+
+/** Options of {@link DeltaTable.open}. */
+export interface OpenOptions {
+  /** A ready store for the table root, instead of resolving `location`. */
+  readonly storage?: ObjectStore
+  /** A custom engine (its `storage` is the table root); overrides `storage`. */
+  readonly engine?: Engine
+}
+
+/** One entry of {@link DeltaTable.history}. */
+export interface HistoryEntry {
+  readonly version: Version
+  /** Commit time, ms since the epoch (in-commit timestamp, else commitInfo.timestamp, else file time). */
+  readonly timestamp: number
+  readonly operation: string | undefined
+  readonly commitInfo: CommitInfo | undefined
+}
+
+/**
+ * A Delta table at a location: the entry point for reading, writing and maintenance.
+ *
+ * ### Examples
+ * ```ts
+ * import { DeltaTable } from 'delta-rlc'
+ * const table = await DeltaTable.open('./my-table')
+ * const snap = await table.snapshot()
+ * console.log(snap.version, (await snap.files()).length)
+ * await table.close()
+ * ```
+ */
+export class DeltaTable {
+  /** The location the table was opened at. */
+  readonly location: string
+  /** The engine doing the I/O. */
+  readonly engine: Engine
+  readonly #ownsEngine: boolean
+
+  private constructor(location: string, engine: Engine, ownsEngine: boolean) {
+    this.location = location
+    this.engine = engine
+    this.#ownsEngine = ownsEngine
+  }
+
+  /**
+   * Opens an existing table.
+   *
+   * @param location - a local path, `file://` URL, or a store URL the storage layer supports
+   * @param options - a ready store or engine
+   * @returns the table
+   * @throws {TableNotFoundError} when no Delta log is there
+   * @throws {UnsupportedProtocolVersionError | UnsupportedTableFeatureError} when the table cannot be read
+   */
+  static async open(location: string, options: OpenOptions = {}): Promise<DeltaTable> {
+    const table = DeltaTable.#at(location, options)
+    try {
+      await table.snapshot()
+    } catch (err) {
+      await table.close()
+      throw err
+    }
+    return table
+  }
+
+  static #at(location: string, options: OpenOptions): DeltaTable {
+    if (typeof location !== 'string' || location === '') {
+      throw new InvalidArgumentError('The table location must be a non-empty string', {
+        argument: 'location',
+      })
+    }
+    if (options.engine) return new DeltaTable(location, options.engine, false)
+    const storage = options.storage ?? openStore(location)
+    return new DeltaTable(location, createDefaultEngine(storage), true)
+  }
+
+  /**
+   * The table state at the latest version, or at a version or timestamp (time travel).
+   *
+   * @throws {VersionNotFoundError} when that version or timestamp is not in the log
+   */
+  snapshot(options: LoadSnapshotOptions = {}): Promise<Snapshot> {
+    return loadSnapshot(this.engine, this.location, options)
+  }
+
+  /**
+   * Reads live rows: partition pruning, statistics skipping and deletion vectors applied.
+   * Nothing is read until the scan is iterated, counted or turned into an array.
+   *
+   * @param options - `where` predicate, `columns`, and `version` / `timestamp` for time travel
+   * @returns the scan
+   */
+  scan(options: ScanOptions & LoadSnapshotOptions = {}): TableScan {
+    const { version, timestamp, ...rest } = options
+    return new TableScan(
+      this.engine,
+      () => this.snapshot({ version, timestamp, signal: options.signal }),
+      rest,
+    )
+  }
+
+  /**
+   * The commit history, newest first.
+   *
+   * @param options - `limit`: at most this many entries
+   */
+  async history(options: { limit?: number; signal?: AbortSignal } = {}): Promise<HistoryEntry[]> {
+    const commits: Array<{ version: Version; key: string; lastModified: number }> = []
+    for await (const f of this.engine.storage.listFrom(LOG_DIR, { signal: options.signal })) {
+      const name = parseLogFileName(f.key.slice(LOG_DIR.length))
+      if (name?.type === 'commit')
+        commits.push({ version: name.version, key: f.key, lastModified: f.lastModified })
+    }
+    commits.sort((a, b) => (a.version < b.version ? 1 : a.version > b.version ? -1 : 0))
+    const wanted = options.limit === undefined ? commits : commits.slice(0, Math.max(0, options.limit))
+    return mapLimit(wanted, 16, async (c) => {
+      let info: CommitInfo | undefined
+      try {
+        const text = new TextDecoder().decode(
+          await this.engine.storage.read(c.key, undefined, { signal: options.signal }),
+        )
+        for (const a of parseCommitFile(text, { path: c.key, version: c.version }))
+          if ('commitInfo' in a) info = a.commitInfo
+      } catch (err) {
+        if (!(err instanceof FileNotFoundError)) throw err
+      }
+      const ts = info?.inCommitTimestamp ?? info?.timestamp
+      return Object.freeze({
+        version: c.version,
+        timestamp: ts === undefined ? c.lastModified : Number(ts),
+        operation: info?.operation,
+        commitInfo: info,
+      })
+    })
+  }
+
+  /**
+   * Writes a checkpoint of the latest version (or of `version`).
+   *
+   * @returns what was written
+   */
+  async checkpoint(options: { version?: Version } = {}): Promise<CheckpointResult> {
+    const snap = await this.snapshot(options.version === undefined ? {} : { version: options.version })
+    return writeCheckpoint(this.engine, snap)
+  }
+
+  /** Releases the engine's resources when the table created it. Idempotent. */
+  async close(): Promise<void> {
+    if (this.#ownsEngine) await this.engine.close()
+  }
+}
+
+/** The key of a commit file, for callers that address the log directly. */
+export function commitKey(version: Version): string {
+  return `${LOG_DIR}${commitFileName(version)}`
+}
