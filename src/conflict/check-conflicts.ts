@@ -7,6 +7,7 @@
  * for one winner.
  */
 import type { ConcurrentModificationError } from '../errors/index.js'
+import { reconcileDeletionVectorUnion } from './case2-dv-union.js'
 import type { FetchedFacts } from './fetched-facts.js'
 import {
   checkAddedFilesThatShouldHaveBeenRead,
@@ -15,7 +16,7 @@ import {
   type FileCheckContext,
 } from './file-checks.js'
 import type { ConflictFlags } from './flags.js'
-import type { PhaseInput, PhaseOutcome } from './phase.js'
+import { failSafe, type PhaseInput, type PhaseOutcome } from './phase.js'
 import { createReadMatcher } from './read-matcher.js'
 import type { NewDeletionVector, Reconciliation } from './reconciliation.js'
 import {
@@ -45,7 +46,9 @@ export type ConflictCheckResult =
     }
 
 /** The row-level phases run between the table-state checks and the file checks, in order. */
-const ROW_LEVEL_PHASES: readonly ((input: PhaseInput) => PhaseOutcome)[] = []
+const ROW_LEVEL_PHASES: readonly (readonly [string, (input: PhaseInput) => PhaseOutcome])[] = [
+  ['the deletion-vector union (Case 2)', reconcileDeletionVectorUnion],
+]
 
 /**
  * Checks a losing transaction against one winning commit, reconciling at row level where the
@@ -83,8 +86,9 @@ export function checkConflicts(
   const refusals = new Map<string, string>()
   const reconciliations: Reconciliation[] = []
   const newDeletionVectors: NewDeletionVector[] = []
-  for (const phase of ROW_LEVEL_PHASES) {
-    const outcome = phase({ txn: current, winner, flags, fetched })
+  for (const [label, phase] of ROW_LEVEL_PHASES) {
+    const input: PhaseInput = { txn: current, winner, flags, fetched }
+    const outcome = failSafe(current, label, () => phase(input))
     current = outcome.txn
     for (const p of outcome.resolvedPaths) resolved.add(p)
     for (const [p, reason] of outcome.refusals) if (!refusals.has(p)) refusals.set(p, reason)

@@ -12,11 +12,18 @@
  * `ConflictChecker`.
  */
 
+export { dvUnionCandidates, reconcileDeletionVectorUnion } from './case2-dv-union.js'
 export { excludeNoDataChangeAdds, excludeNoDataChangeRemoves } from './case3-no-data-change.js'
 export {
   type ConflictCheckResult,
   checkConflicts,
 } from './check-conflicts.js'
+export {
+  dvUniqueId,
+  newDeletionVectorsInUse,
+  replaceDeletionVectorDescriptors,
+  sameDeletionVector,
+} from './deletion-vectors.js'
 export {
   type DeletionVectorRequest,
   EMPTY_FETCH_PLAN,
@@ -42,6 +49,8 @@ export {
   DEFAULT_VALUE_EXACT_MAX_BYTES,
   parseConflictFlags,
 } from './flags.js'
+export type { PhaseInput, PhaseOutcome } from './phase.js'
+export { planConflictFetches } from './plan-fetches.js'
 export { createReadMatcher, type ReadMatcher } from './read-matcher.js'
 export type {
   NewDeletionVector,

@@ -1,0 +1,57 @@
+/**
+ * What the commit loop must load before checking a winner ("plan, then fetch"). The plan
+ * over-approximates: it asks for every deletion vector and every row answer a reconciliation
+ * might need against this winner, so that the checker never has to come back for more. Anything
+ * the loop fails to load simply makes that reconciliation refuse.
+ */
+import type { DeletionVectorDescriptor } from '../protocol/actions.js'
+import { dvUnionCandidates } from './case2-dv-union.js'
+import { dvUniqueId, needsFetch } from './deletion-vectors.js'
+import {
+  type DeletionVectorRequest,
+  EMPTY_FETCH_PLAN,
+  type FetchPlan,
+  type RowMatchQuery,
+} from './fetched-facts.js'
+import { indexFileActions } from './file-actions.js'
+import type { ConflictFlags } from './flags.js'
+import type { TransactionInfo } from './transaction-info.js'
+import type { WinningCommitSummary } from './winning-commit.js'
+
+/**
+ * Plans the loads for checking `txn` against `winner`. Empty when every flag is off, or when no
+ * reconciliation can apply to this pair.
+ *
+ * @param txn - the losing transaction, as it will be passed to `checkConflicts`
+ * @param winner - the winning commit
+ * @param flags - the conflict flags
+ * @returns the deletion vectors to load (by descriptor) and the row questions to answer
+ */
+export function planConflictFetches(
+  txn: TransactionInfo,
+  winner: WinningCommitSummary,
+  flags: ConflictFlags,
+): FetchPlan {
+  const dvs = new Map<string, DeletionVectorRequest>()
+  const want = (dv: DeletionVectorDescriptor | undefined, dataFilePath: string): void => {
+    if (!needsFetch(dv)) return
+    const key = dvUniqueId(dv)!
+    if (!dvs.has(key)) dvs.set(key, Object.freeze({ key, descriptor: dv, dataFilePath }))
+  }
+  const rowQueries: RowMatchQuery[] = []
+  const own = indexFileActions(txn.actions)
+
+  if (flags.rowLevelConcurrency) {
+    for (const path of dvUnionCandidates({ txn, winner })) {
+      want(own.removes.get(path)?.deletionVector, path)
+      want(own.adds.get(path)?.deletionVector, path)
+      want(winner.dvUpdates.get(path)?.deletionVector, path)
+    }
+  }
+
+  if (dvs.size === 0 && rowQueries.length === 0) return EMPTY_FETCH_PLAN
+  return Object.freeze({
+    deletionVectors: Object.freeze([...dvs.values()]),
+    rowQueries: Object.freeze(rowQueries),
+  })
+}
