@@ -5,10 +5,14 @@
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { InvalidArgumentError, UnsupportedError } from '../errors/index.js'
+import { type AzureStoreOptions, createAzureStore } from './azure-store.js'
 import { createLocalStore } from './local-store.js'
 import { createMemoryStore } from './memory-store.js'
 import type { ObjectStore } from './object-store.js'
+import { createS3Store, type S3StoreOptions } from './s3-store.js'
 
+export type { AzureLocation, AzureStoreOptions, AzureTokenCredential } from './azure-store.js'
+export { createAzureStore, parseAzureLocation } from './azure-store.js'
 export type {
   DelayRule,
   FaultPlan,
@@ -23,6 +27,20 @@ export { checkDirectoryKey, checkKey, checkObjectKey, checkRange, compareUtf8, d
 export { createLocalStore } from './local-store.js'
 export { createMemoryStore } from './memory-store.js'
 export type { ByteRange, FileMeta, ObjectStore, PutOptions, StoreCallOptions } from './object-store.js'
+export type { RetryOptions } from './retry.js'
+export type { S3Location, S3StoreOptions } from './s3-store.js'
+export { createS3Store, parseS3Location } from './s3-store.js'
+
+/** Backend options of {@link openStore}, used only when the location names that backend. */
+export interface OpenStoreOptions {
+  /** Options of {@link createAzureStore} for `az://`, `abfss://` and Azure `https://` locations. */
+  readonly azure?: Omit<AzureStoreOptions, 'location'> | undefined
+  /** Options of {@link createS3Store} for `s3://` locations. */
+  readonly s3?: Omit<S3StoreOptions, 'location'> | undefined
+}
+
+/** Schemes of Azure Blob Storage locations. */
+const AZURE_SCHEMES: ReadonlySet<string> = new Set(['az', 'abfs', 'abfss', 'wasb', 'wasbs'])
 
 /** Named memory stores shared by every `openStore('memory://<name>')` of this process. */
 const namedMemoryStores = new Map<string, ObjectStore>()
@@ -32,21 +50,29 @@ const namedMemoryStores = new Map<string, ObjectStore>()
  * - a local path (relative paths resolve against the working directory) or a `file://` URL: a
  *   local store rooted at that absolute directory;
  * - `memory://<name>`: the process-wide memory store of that name, created on first use, so that
- *   two opens of one name share their objects.
+ *   two opens of one name share their objects;
+ * - `az://<container>/<prefix>`, `abfss://<container>@<account>.dfs.core.windows.net/<prefix>` or
+ *   `https://<account>.blob.core.windows.net/<container>/<prefix>`: an Azure Blob Storage store
+ *   (see {@link createAzureStore} for credentials and environment variables);
+ * - `s3://<bucket>/<prefix>` (or `s3a://`): an S3 store (see {@link createS3Store}).
  *
  * ### Examples
  * ```ts
  * const store = openStore('file:///data/my-table')
  * const scratch = openStore('memory://tests')
+ * const azure = openStore('az://tables/sales', { azure: { connectionString } })
+ * const s3 = openStore('s3://lake/sales', { s3: { region: 'eu-west-1' } })
  * ```
  *
  * @param location - the table location
+ * @param options - backend options, used when the location names that backend
  * @returns the store rooted at `location`
- * @throws {InvalidArgumentError} when the location is empty, a malformed `file://` URL, or a
- *   memory location without a name
- * @throws {UnsupportedError} for any other URL scheme (`az://`, `s3://`, ...)
+ * @throws {InvalidArgumentError} when the location is empty, a malformed `file://` URL, a memory
+ *   location without a name, or a malformed remote location; or when a remote backend finds no
+ *   usable credentials
+ * @throws {UnsupportedError} for any other URL scheme
  */
-export function openStore(location: string): ObjectStore {
+export function openStore(location: string, options?: OpenStoreOptions): ObjectStore {
   if (typeof location !== 'string' || location.trim() === '') {
     throw new InvalidArgumentError('A table location must be a non-empty path or URL', {
       argument: 'location',
@@ -56,8 +82,15 @@ export function openStore(location: string): ObjectStore {
   if (scheme === undefined) return createLocalStore(path.resolve(location))
   if (scheme === 'file') return createLocalStore(filePathOf(location))
   if (scheme === 'memory') return namedMemoryStore(location)
+  if (
+    AZURE_SCHEMES.has(scheme) ||
+    (scheme === 'https' && /^https:\/\/[a-z0-9]+\.(?:blob|dfs)\./i.test(location))
+  ) {
+    return createAzureStore(location, options?.azure)
+  }
+  if (scheme === 's3' || scheme === 's3a') return createS3Store(location, options?.s3)
   throw new UnsupportedError(
-    `Cannot open '${location}': the '${scheme}://' storage scheme is not supported by this build. Use a local path, a file:// URL or memory://<name>.`,
+    `Cannot open '${location.split('?')[0]}': the '${scheme}://' storage scheme is not supported. Use a local path, a file:// URL, memory://<name>, az://<container>/<prefix> or s3://<bucket>/<prefix>.`,
   )
 }
 

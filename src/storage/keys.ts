@@ -1,5 +1,5 @@
 import { InvalidArgumentError } from '../errors/index.js'
-import type { ByteRange } from './object-store.js'
+import type { ByteRange, FileMeta, ObjectStore } from './object-store.js'
 
 /**
  * Checks that `key` is a store key: relative, `/`-separated, with no empty, `.` or `..` segment
@@ -113,4 +113,39 @@ export function checkData(data: Uint8Array): void {
   if (!(data instanceof Uint8Array)) {
     throw new InvalidArgumentError('put expects the object data as a Uint8Array', { argument: 'data' })
   }
+}
+
+/**
+ * Whether a name found in a listing is usable as an object key: valid under {@link checkKey} and
+ * naming an object rather than a directory. Remote stores skip names other tools wrote that no
+ * key could address.
+ *
+ * @param key - a candidate key
+ * @returns true when `checkObjectKey(key)` would accept it
+ */
+export function isObjectKey(key: string): boolean {
+  try {
+    checkObjectKey(key)
+    return true
+  } catch {
+    return false
+  }
+}
+
+/**
+ * The entries whose key sorts at or after `from`, in UTF-8 byte order: the order and bound
+ * {@link ObjectStore.listFrom} promises.
+ *
+ * @param metas - listed entries, in any order
+ * @param from - the inclusive lower bound
+ * @returns a new, sorted array
+ */
+export function sortFrom(metas: readonly FileMeta[], from: string): FileMeta[] {
+  // Each key is encoded once instead of once per comparison.
+  const fromBytes = Buffer.from(from, 'utf8')
+  return metas
+    .map((meta) => ({ meta, bytes: Buffer.from(meta.key, 'utf8') }))
+    .filter((entry) => Buffer.compare(entry.bytes, fromBytes) >= 0)
+    .sort((a, b) => Buffer.compare(a.bytes, b.bytes))
+    .map((entry) => entry.meta)
 }
