@@ -1,12 +1,14 @@
 /**
  * The ObjectStore contract, run against every backend. A new backend joins by adding one entry to
- * `BACKENDS`; every case below then applies to it unchanged.
+ * `BACKENDS`; every case below then applies to it unchanged. The Azure and S3 backends run against
+ * local servers (Azurite; s3rver with the conditional-put guard) started for this file, each test
+ * on a fresh key prefix.
  */
 import assert from 'node:assert/strict'
 import fs from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
-import { afterEach, beforeEach, describe, it } from 'node:test'
+import { after, afterEach, before, beforeEach, describe, it } from 'node:test'
 import {
   FileAlreadyExistsError,
   FileNotFoundError,
@@ -14,12 +16,25 @@ import {
   StorageError,
 } from '../../src/errors/index.js'
 import {
+  createAzureStore,
   createFaultyStore,
   createLocalStore,
   createMemoryStore,
+  createS3Store,
   type FileMeta,
   type ObjectStore,
 } from '../../src/storage/index.js'
+import {
+  AZURITE_ACCOUNT,
+  AZURITE_KEY,
+  createAzureContainer,
+  createS3Bucket,
+  S3RVER_CREDENTIALS,
+  startAzurite,
+  startS3rver,
+  type TestServer,
+  uniqueName,
+} from '../helpers/servers.js'
 
 interface OpenedStore {
   readonly store: ObjectStore
@@ -28,8 +43,14 @@ interface OpenedStore {
 
 interface Backend {
   readonly name: string
+  /** Prepares what every store of this backend needs (a server, a container). */
+  start?(): Promise<void>
+  stop?(): Promise<void>
   open(): Promise<OpenedStore>
 }
+
+let azurite: TestServer | undefined
+let s3rver: TestServer | undefined
 
 const BACKENDS: readonly Backend[] = [
   {
@@ -52,6 +73,43 @@ const BACKENDS: readonly Backend[] = [
     name: 'faulty(memory) with an empty plan',
     async open() {
       return { store: createFaultyStore(createMemoryStore('contract'), {}), dispose: async () => {} }
+    },
+  },
+  {
+    name: 'azure (Azurite)',
+    async start() {
+      azurite = await startAzurite()
+      await createAzureContainer(azurite.endpoint, 'contract')
+    },
+    async stop() {
+      await azurite?.stop()
+    },
+    async open() {
+      const store = createAzureStore(`az://contract/${uniqueName('t')}`, {
+        endpoint: azurite!.endpoint,
+        account: AZURITE_ACCOUNT,
+        accountKey: AZURITE_KEY,
+        env: {},
+      })
+      return { store, dispose: async () => {} }
+    },
+  },
+  {
+    name: 's3 (s3rver with the conditional-put guard)',
+    async start() {
+      s3rver = await startS3rver()
+      await createS3Bucket(s3rver.endpoint, 'contract')
+    },
+    async stop() {
+      await s3rver?.stop()
+    },
+    async open() {
+      const store = createS3Store(`s3://contract/${uniqueName('t')}`, {
+        endpoint: s3rver!.endpoint,
+        ...S3RVER_CREDENTIALS,
+        env: {},
+      })
+      return { store, dispose: async () => {} }
     },
   },
 ]
@@ -82,6 +140,12 @@ for (const backend of BACKENDS) {
     let opened: OpenedStore
     let store: ObjectStore
 
+    before(async () => {
+      await backend.start?.()
+    })
+    after(async () => {
+      await backend.stop?.()
+    })
     beforeEach(async () => {
       opened = await backend.open()
       store = opened.store
