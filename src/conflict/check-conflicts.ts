@@ -8,6 +8,8 @@
  */
 import type { ConcurrentModificationError } from '../errors/index.js'
 import { reconcileDeletionVectorUnion } from './case2-dv-union.js'
+import { reconcileForwardRemap } from './case4a-forward-remap.js'
+import { reconcileReverseRemap } from './case4b-reverse-remap.js'
 import type { FetchedFacts } from './fetched-facts.js'
 import {
   checkAddedFilesThatShouldHaveBeenRead,
@@ -48,6 +50,8 @@ export type ConflictCheckResult =
 /** The row-level phases run between the table-state checks and the file checks, in order. */
 const ROW_LEVEL_PHASES: readonly (readonly [string, (input: PhaseInput) => PhaseOutcome])[] = [
   ['the deletion-vector union (Case 2)', reconcileDeletionVectorUnion],
+  ['the forward compaction remap (Case 4a)', reconcileForwardRemap],
+  ['the reverse compaction remap (Case 4b)', reconcileReverseRemap],
 ]
 
 /**

@@ -64,7 +64,7 @@ export function checkAddedFilesThatShouldHaveBeenRead(ctx: FileCheckContext): Fi
     const error = new ConcurrentAppendError(
       context(winner, 'checkAddedFilesThatShouldHaveBeenRead', {
         file: match.path,
-        reconcileRefused: ctx.refusals.get(match.path),
+        reconcileRefused: refusalFor(ctx, match.path),
       }),
     )
     return { error, reconciliations: reconciled }
@@ -94,7 +94,7 @@ export function checkDeletedFilesAgainstReadFiles(ctx: FileCheckContext): FileCh
     error: new ConcurrentDeleteReadError(
       context(winner, 'checkDeletedFilesAgainstReadFiles', {
         file,
-        reconcileRefused: file === undefined ? undefined : ctx.refusals.get(file),
+        reconcileRefused: refusalFor(ctx, file),
       }),
     ),
     reconciliations: reconciled,
@@ -125,7 +125,7 @@ export function checkDeletedFilesAgainstDeletedFiles(ctx: FileCheckContext): Fil
       error: new ConcurrentDeleteDeleteError(
         context(winner, 'checkDeletedFilesAgainstDeletedFiles', {
           file: r.path,
-          reconcileRefused: ctx.refusals.get(r.path),
+          reconcileRefused: refusalFor(ctx, r.path),
         }),
       ),
       reconciliations: [],
@@ -135,6 +135,19 @@ export function checkDeletedFilesAgainstDeletedFiles(ctx: FileCheckContext): Fil
 }
 
 // === Internals ===
+
+/**
+ * Why a reconciliation did not resolve the conflict on `file`: the refusal recorded for that
+ * path, else the first refusal recorded against this winner (a phase that refused as a whole
+ * leaves the conflict on whichever file the checks reach first).
+ */
+function refusalFor(ctx: FileCheckContext, file: string | undefined): string | undefined {
+  if (file !== undefined) {
+    const own = ctx.refusals.get(file)
+    if (own !== undefined) return own
+  }
+  return ctx.refusals.values().next().value
+}
 
 /**
  * The winner adds the isolation level asks the added-files check to consider.

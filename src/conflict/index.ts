@@ -15,9 +15,30 @@
 export { dvUnionCandidates, reconcileDeletionVectorUnion } from './case2-dv-union.js'
 export { excludeNoDataChangeAdds, excludeNoDataChangeRemoves } from './case3-no-data-change.js'
 export {
+  type CompactedSource,
+  forwardRemapTouched,
+  ownCompactedSources,
+  reconcileForwardRemap,
+} from './case4a-forward-remap.js'
+export {
+  asPureCompaction,
+  type PureCompaction,
+  reconcileReverseRemap,
+  reverseRemapTouched,
+} from './case4b-reverse-remap.js'
+export {
   type ConflictCheckResult,
   checkConflicts,
 } from './check-conflicts.js'
+export {
+  COMPACTED_INTO_TAG,
+  COMPACTION_INFO_TAG,
+  compositionTags,
+  parseOptimizeSourceComposition,
+  planCompositionTags,
+  type SourceComposition,
+  withCompositionTags,
+} from './composition-tags.js'
 export {
   dvUniqueId,
   newDeletionVectorsInUse,

@@ -6,6 +6,8 @@
  */
 import type { DeletionVectorDescriptor } from '../protocol/actions.js'
 import { dvUnionCandidates } from './case2-dv-union.js'
+import { forwardRemapTouched, ownCompactedSources } from './case4a-forward-remap.js'
+import { reverseRemapTouched } from './case4b-reverse-remap.js'
 import { dvUniqueId, needsFetch } from './deletion-vectors.js'
 import {
   type DeletionVectorRequest,
@@ -46,6 +48,28 @@ export function planConflictFetches(
       want(own.removes.get(path)?.deletionVector, path)
       want(own.adds.get(path)?.deletionVector, path)
       want(winner.dvUpdates.get(path)?.deletionVector, path)
+    }
+  }
+
+  if (flags.optimizeReconciliation) {
+    const sources = ownCompactedSources(own)
+    for (const path of forwardRemapTouched({ txn, winner })) {
+      want(own.removes.get(path)?.deletionVector, path)
+      want(winner.dvUpdates.get(path)?.deletionVector, path)
+      const output = sources.get(path)?.output
+      if (output !== undefined) want(output.deletionVector, output.path)
+    }
+  }
+
+  if (flags.optimizeReverseReconciliation) {
+    const touched = reverseRemapTouched({ txn, winner })
+    if (touched.length > 0) {
+      for (const r of winner.removedFiles) if (touched.includes(r.path)) want(r.deletionVector, r.path)
+      for (const path of touched) {
+        want(own.removes.get(path)?.deletionVector, path)
+        want(own.adds.get(path)?.deletionVector, path)
+      }
+      for (const f of winner.addedFiles) want(f.deletionVector, f.path)
     }
   }
 

@@ -1,0 +1,167 @@
+/**
+ * Case 4a (rlc-spec section 8): a compaction OPTIMIZE loses to a DML that deleted rows of some
+ * of its sources through deletion vectors. The winner's new deletions on each such source are
+ * remapped onto the OPTIMIZE output, through the composition tags on the OPTIMIZE's own source
+ * tombstones, and the tombstones are re-pointed at the winner's post-images.
+ *
+ * The decision is all or nothing over the shared sources. Refused, with the file-level checks then
+ * aborting, when
+ * - a source the winner updated carries no usable composition tag (ZORDER, repartition, missing
+ *   stats), or the winner removed it outright;
+ * - the source was already remapped against an earlier winner: its tombstone then holds that
+ *   winner's deletion vector, not the one the compaction read, and the offsets would be wrong
+ *   (design decision 4);
+ * - the winner's pre-image of the source is not the deletion vector the compaction read, or its
+ *   post-image does not contain it (design decision 10);
+ * - a row falls outside the source's run, or a run overflows its output.
+ * Shared sources with no new deletion reconcile as a no-op: only the tombstones are re-pointed
+ * (design decision 6).
+ */
+import { type Action, type AddFile, isAdd, isRemove, type RemoveFile } from '../protocol/actions.js'
+import { parseOptimizeSourceComposition, type SourceComposition } from './composition-tags.js'
+import { newDeletionVectorDescriptor, readDeletionVector, sameDeletionVector } from './deletion-vectors.js'
+import { type FileActionIndex, indexFileActions, tombstoneOf, withNewDeletionVector } from './file-actions.js'
+import { deletionVectorsWritable, type PhaseInput, type PhaseOutcome, unchanged } from './phase.js'
+import { type NewDeletionVector, reconciliation } from './reconciliation.js'
+import { remapToOutput, runFitsOutput, withDeletedRows } from './row-remap.js'
+import { withActions, withForwardRemappedSources, withoutReadFiles } from './transaction-info.js'
+
+/** A compacted source of the losing OPTIMIZE and where its rows went. */
+export interface CompactedSource {
+  readonly composition: SourceComposition
+  readonly output: AddFile
+}
+
+/**
+ * The sources of the transaction's own compaction that carry a usable composition tag.
+ *
+ * @param own - the transaction's file actions by path
+ * @returns source path to its composition and output
+ */
+export function ownCompactedSources(own: FileActionIndex): ReadonlyMap<string, CompactedSource> {
+  const outputs = new Set(own.adds.keys())
+  const out = new Map<string, CompactedSource>()
+  for (const [path, remove] of own.removes) {
+    const composition = parseOptimizeSourceComposition(remove, outputs)
+    if (composition !== undefined)
+      out.set(path, { composition, output: own.adds.get(composition.outputPath)! })
+  }
+  return out
+}
+
+/**
+ * The sources a forward remap would look at: updated through a deletion vector by the winner and
+ * removed by the transaction.
+ *
+ * @param input - the transaction and the winner
+ * @returns the source paths
+ */
+export function forwardRemapTouched(input: Pick<PhaseInput, 'txn' | 'winner'>): readonly string[] {
+  const own = indexFileActions(input.txn.actions)
+  return [...input.winner.dvUpdates.keys()].filter((p) => own.removes.has(p) || own.ambiguous.has(p))
+}
+
+/**
+ * Runs Case 4a against one winner.
+ *
+ * @param input - the transaction, the winner, the flags and the loaded deletion vectors
+ * @returns the rewritten transaction and the remapped sources, or the unchanged transaction
+ */
+export function reconcileForwardRemap(input: PhaseInput): PhaseOutcome {
+  const { txn, winner, fetched } = input
+  if (!input.flags.optimizeReconciliation || !deletionVectorsWritable(txn)) return unchanged(txn)
+  const touched = forwardRemapTouched(input)
+  if (touched.length === 0) return unchanged(txn)
+
+  const refusals = new Map<string, string>()
+  const refuse = (path: string, reason: string): PhaseOutcome => {
+    refusals.set(path, reason)
+    return unchanged(txn, refusals)
+  }
+  const own = indexFileActions(txn.actions)
+  if (txn.actions.some((a) => (isAdd(a) && a.add.dataChange) || (isRemove(a) && a.remove.dataChange))) {
+    return refuse(touched[0]!, 'this transaction is not a compaction (it changes data)')
+  }
+  const sources = ownCompactedSources(own)
+  for (const src of touched) {
+    if (txn.forwardRemappedSources.has(src)) {
+      return refuse(src, 'the source was already remapped against an earlier winner, which this rule forbids')
+    }
+    if (!sources.has(src)) return refuse(src, 'the compaction recorded no usable composition for this source')
+  }
+
+  const rowsByOutput = new Map<string, number[]>()
+  let remappedRows = 0
+  for (const src of touched) {
+    const ownRemove = own.removes.get(src)!
+    const { composition, output } = sources.get(src)!
+    if (!sameDeletionVector(winner.dvUpdatePreImages.get(src)!.deletionVector, ownRemove.deletionVector)) {
+      return refuse(
+        src,
+        "the winner's pre-image of the source is not the deletion vector the compaction read",
+      )
+    }
+    const read = readDeletionVector(ownRemove.deletionVector, fetched)
+    const theirs = readDeletionVector(winner.dvUpdates.get(src)!.deletionVector, fetched)
+    if (read === undefined || theirs === undefined)
+      return refuse(src, 'a deletion vector of the source was not loaded')
+    if (!read.isSubsetOf(theirs)) {
+      return refuse(
+        src,
+        "the winner's deletion vector does not contain the read-time one (rows were restored)",
+      )
+    }
+    if (!runFitsOutput(composition, output)) return refuse(src, "the source's run overflows its output")
+    const fresh = theirs.difference(read)
+    const rows = remapToOutput(fresh, read, composition)
+    fresh.dispose()
+    if (rows === undefined) return refuse(src, "a deleted row falls outside the source's run in the output")
+    const acc = rowsByOutput.get(output.path) ?? []
+    acc.push(...rows)
+    rowsByOutput.set(output.path, acc)
+    remappedRows += rows.length
+  }
+
+  const newOutputs = new Map<string, AddFile>()
+  const created: NewDeletionVector[] = []
+  for (const [path, rows] of rowsByOutput) {
+    if (rows.length === 0) continue
+    const output = own.adds.get(path)!
+    const seed = readDeletionVector(output.deletionVector, fetched)
+    if (seed === undefined) return refuse(path, "the output's deletion vector was not loaded")
+    const merged = withDeletedRows(seed, rows)
+    const descriptor = newDeletionVectorDescriptor(merged)
+    newOutputs.set(path, withNewDeletionVector(output, descriptor, output.dataChange))
+    created.push(
+      Object.freeze({ dataFilePath: path, descriptor, bitmap: merged, createdBy: 'case4a-forward-remap' }),
+    )
+  }
+  const newTombstones = new Map<string, RemoveFile>()
+  for (const src of touched) {
+    // The tombstone must remove the live (path, DV) the winner left; it inherits the winner's
+    // tags, so the composition tags are gone and a later winner on this source cannot remap.
+    newTombstones.set(
+      src,
+      tombstoneOf(winner.dvUpdates.get(src)!, own.removes.get(src)!.deletionTimestamp, false),
+    )
+  }
+  const actions = txn.actions.map((a): Action => {
+    if (isAdd(a)) {
+      const next = newOutputs.get(a.add.path)
+      return next === undefined ? a : Object.freeze({ add: next })
+    }
+    if (isRemove(a)) {
+      const next = newTombstones.get(a.remove.path)
+      return next === undefined ? a : Object.freeze({ remove: next })
+    }
+    return a
+  })
+  const rewritten = withForwardRemappedSources(withoutReadFiles(withActions(txn, actions), touched), touched)
+  return Object.freeze({
+    txn: rewritten,
+    resolvedPaths: Object.freeze([...touched]),
+    reconciliation: reconciliation('case4a-forward-remap', winner, { files: touched, rows: remappedRows }),
+    newDeletionVectors: Object.freeze(created),
+    refusals,
+  })
+}

@@ -1,0 +1,178 @@
+/**
+ * Case 4b (rlc-spec section 9, design decision 1): a DML that deleted rows through deletion
+ * vectors loses to a compaction OPTIMIZE that rewrote the files it touched. The DML's new
+ * deletions are remapped onto the winner's outputs, through the winner's composition tags; its
+ * own `remove`/`add` of each compacted source is dropped, and each affected output is removed
+ * and re-added with a deletion vector.
+ *
+ * The winner must be a pure compaction: every `remove` carries a usable composition tag, every
+ * output is referenced by some source, and nothing it writes changes data. Refused, with the
+ * file-level checks then aborting, when
+ * - the transaction touched a compacted source other than by a deletion-vector update (it
+ *   removed the file outright, for instance): remapping only the others would resurrect rows of
+ *   that one (guard "H1");
+ * - the deletion vector the compaction read for a source is not the one the transaction read
+ *   (design decision 10), or the transaction's own deletion vector does not contain it;
+ * - a newly deleted row was already gone from the output, or falls outside the source's run.
+ * Compacted sources the transaction touched but deleted nothing new from are dropped as a no-op
+ * (design decision 6).
+ */
+import type { RoaringBitmapArray } from '../dv/roaring-bitmap-array.js'
+import { type Action, type AddFile, isAdd, isRemove, type RemoveFile } from '../protocol/actions.js'
+import { parseOptimizeSourceComposition, type SourceComposition } from './composition-tags.js'
+import { newDeletionVectorDescriptor, readDeletionVector, sameDeletionVector } from './deletion-vectors.js'
+import { indexFileActions, tombstoneOf, withNewDeletionVector } from './file-actions.js'
+import { deletionVectorsWritable, type PhaseInput, type PhaseOutcome, unchanged } from './phase.js'
+import { type NewDeletionVector, reconciliation } from './reconciliation.js'
+import { remapToOutput, runFitsOutput, withDeletedRows } from './row-remap.js'
+import { withActions, withoutReadFiles } from './transaction-info.js'
+import type { WinningCommitSummary } from './winning-commit.js'
+
+/** A winner read as a pure compaction: each removed source's run in its output. */
+export interface PureCompaction {
+  readonly runs: ReadonlyMap<string, { readonly composition: SourceComposition; readonly output: AddFile }>
+  readonly sources: ReadonlyMap<string, RemoveFile>
+  readonly outputs: ReadonlyMap<string, AddFile>
+}
+
+/**
+ * Reads a winner as a pure compaction (rlc-spec 9.1).
+ *
+ * @param winner - the winning commit
+ * @returns the compaction, or a reason why the winner is not one
+ */
+export function asPureCompaction(winner: WinningCommitSummary): PureCompaction | string {
+  if (winner.removedFiles.length === 0 || winner.addedFiles.length === 0)
+    return 'the winner is not a compaction'
+  const outputs = new Map<string, AddFile>()
+  for (const f of winner.addedFiles) {
+    if (outputs.has(f.path) || f.dataChange) return 'the winner writes more than relocated rows'
+    outputs.set(f.path, f)
+  }
+  const outputPaths = new Set(outputs.keys())
+  const sources = new Map<string, RemoveFile>()
+  const runs = new Map<string, { composition: SourceComposition; output: AddFile }>()
+  const referenced = new Set<string>()
+  for (const r of winner.removedFiles) {
+    if (sources.has(r.path) || r.dataChange) return 'the winner writes more than relocated rows'
+    const composition = parseOptimizeSourceComposition(r, outputPaths)
+    if (composition === undefined) return 'the compaction recorded no usable composition for a source'
+    sources.set(r.path, r)
+    runs.set(r.path, { composition, output: outputs.get(composition.outputPath)! })
+    referenced.add(composition.outputPath)
+  }
+  if (referenced.size !== outputs.size) return 'the winner adds files no source was compacted into'
+  return { runs, sources, outputs }
+}
+
+/**
+ * The compacted sources a reverse remap would look at: removed by the winner and touched (added
+ * or removed) by the transaction.
+ *
+ * @param input - the transaction and the winner
+ * @returns the source paths
+ */
+export function reverseRemapTouched(input: Pick<PhaseInput, 'txn' | 'winner'>): readonly string[] {
+  const own = indexFileActions(input.txn.actions)
+  return [...input.winner.removedPaths].filter((p) => own.touched.has(p))
+}
+
+/**
+ * Runs Case 4b against one winner.
+ *
+ * @param input - the transaction, the winner, the flags and the loaded deletion vectors
+ * @returns the rewritten transaction and the resolved paths, or the unchanged transaction
+ */
+export function reconcileReverseRemap(input: PhaseInput): PhaseOutcome {
+  const { txn, winner, fetched } = input
+  if (!input.flags.optimizeReverseReconciliation || !deletionVectorsWritable(txn)) return unchanged(txn)
+  const touched = reverseRemapTouched(input)
+  if (touched.length === 0) return unchanged(txn)
+
+  const refusals = new Map<string, string>()
+  const refuse = (path: string, reason: string): PhaseOutcome => {
+    refusals.set(path, reason)
+    return unchanged(txn, refusals)
+  }
+  const compaction = asPureCompaction(winner)
+  if (typeof compaction === 'string') return refuse(touched[0]!, compaction)
+  const own = indexFileActions(txn.actions)
+
+  const rowsByOutput = new Map<string, number[]>()
+  let remappedRows = 0
+  for (const src of touched) {
+    const ownAdd = own.adds.get(src)
+    const ownRemove = own.removes.get(src)
+    if (ownAdd?.deletionVector === undefined || ownRemove === undefined) {
+      return refuse(src, 'this transaction changed a compacted source other than through a deletion vector')
+    }
+    const compacted = compaction.sources.get(src)!
+    const { composition, output } = compaction.runs.get(src)!
+    if (!sameDeletionVector(compacted.deletionVector, ownRemove.deletionVector)) {
+      return refuse(src, 'the compaction read another deletion vector of the source than this transaction')
+    }
+    const dropped = readDeletionVector(compacted.deletionVector, fetched)
+    const read = readDeletionVector(ownRemove.deletionVector, fetched)
+    const mine = readDeletionVector(ownAdd.deletionVector, fetched)
+    if (dropped === undefined || read === undefined || mine === undefined) {
+      return refuse(src, 'a deletion vector of the source was not loaded')
+    }
+    if (!read.isSubsetOf(mine))
+      return refuse(src, "this transaction's deletion vector does not contain its read-time one")
+    if (!runFitsOutput(composition, output)) return refuse(src, "the source's run overflows its output")
+    const rows = remapFresh(mine, read, dropped, composition)
+    if (rows === undefined) return refuse(src, 'a deleted row is not a live row of the source in the output')
+    const acc = rowsByOutput.get(output.path) ?? []
+    acc.push(...rows)
+    rowsByOutput.set(output.path, acc)
+    remappedRows += rows.length
+  }
+
+  const deletionTimestamp = own.removes.get(touched[0]!)!.deletionTimestamp
+  const appended: Action[] = []
+  const created: NewDeletionVector[] = []
+  for (const [path, rows] of rowsByOutput) {
+    if (rows.length === 0) continue
+    const output = compaction.outputs.get(path)!
+    const seed = readDeletionVector(output.deletionVector, fetched)
+    if (seed === undefined) return refuse(path, "the output's deletion vector was not loaded")
+    const merged = withDeletedRows(seed, rows)
+    const descriptor = newDeletionVectorDescriptor(merged)
+    appended.push(Object.freeze({ remove: tombstoneOf(output, deletionTimestamp, true) }))
+    appended.push(Object.freeze({ add: withNewDeletionVector(output, descriptor, true) }))
+    created.push(
+      Object.freeze({ dataFilePath: path, descriptor, bitmap: merged, createdBy: 'case4b-reverse-remap' }),
+    )
+  }
+  const remapped = new Set(touched)
+  const kept = txn.actions.filter(
+    (a) => !((isAdd(a) && remapped.has(a.add.path)) || (isRemove(a) && remapped.has(a.remove.path))),
+  )
+  const compacted = [...compaction.sources.keys()]
+  const rewritten = withoutReadFiles(withActions(txn, [...kept, ...appended]), compacted)
+  return Object.freeze({
+    txn: rewritten,
+    // A pure compaction relocates rows: the transaction's reads and writes do not depend on it.
+    resolvedPaths: Object.freeze([...compacted, ...compaction.outputs.keys()]),
+    reconciliation: reconciliation('case4b-reverse-remap', winner, { files: touched, rows: remappedRows }),
+    newDeletionVectors: Object.freeze(created),
+    refusals,
+  })
+}
+
+/** Maps the transaction's new deletions of one source onto the output, or undefined. */
+function remapFresh(
+  mine: RoaringBitmapArray,
+  read: RoaringBitmapArray,
+  dropped: RoaringBitmapArray,
+  run: SourceComposition,
+): number[] | undefined {
+  const fresh = mine.difference(read)
+  try {
+    // A row the compaction already left out cannot be deleted again in the output.
+    if (fresh.intersects(dropped)) return undefined
+    return remapToOutput(fresh, dropped, run)
+  } finally {
+    fresh.dispose()
+  }
+}

@@ -1,0 +1,150 @@
+/**
+ * The compaction composition tags (rlc-spec 7.4, 7.5): where each compacted source's live rows
+ * landed in the OPTIMIZE output, persisted on the source's tombstone as
+ *
+ * - `compactedInto`: a JSON array holding the output's path, e.g. `["part-0.parquet"]`;
+ * - `compactionInfo`: a JSON array of one object
+ *   `{"rowOffsetInTarget": <first output row of the source>, "sourceNumPhysicalRecords": <rows>}`.
+ *
+ * The source's read-time deletion vector stays on the tombstone, so the live run length is
+ * `sourceNumPhysicalRecords - |tombstone DV|` and the gaps inside the run are rebuilt from that DV.
+ */
+import {
+  type AddFile,
+  createRemoveFile,
+  type NullableStringMap,
+  type RemoveFile,
+} from '../protocol/actions.js'
+import { parseStats } from '../protocol/stats.js'
+
+/** Tag naming the compaction output of a source. */
+export const COMPACTED_INTO_TAG = 'compactedInto'
+/** Tag holding the source's run in the output. */
+export const COMPACTION_INFO_TAG = 'compactionInfo'
+
+/** Where a compacted source's live rows sit in its output. */
+export interface SourceComposition {
+  /** The output file's path, as in its `add`. */
+  readonly outputPath: string
+  /** Output row index of the source's first live row. */
+  readonly outputStart: number
+  /** The source's live rows at compaction time, written contiguously from `outputStart`. */
+  readonly liveCount: number
+}
+
+/**
+ * Reads the composition of one compacted source from its tombstone.
+ *
+ * Unknown fields are ignored. Anything the contiguous remap cannot model gives `undefined`, and
+ * the caller falls back to the file-level checks: a missing tag, malformed JSON, an output not in
+ * `allowedOutputPaths`, more than one output or entry (a source split over several runs), a
+ * missing, negative or non-integer number, or a deletion vector larger than the physical count.
+ *
+ * @param remove - the source's tombstone
+ * @param allowedOutputPaths - the paths of the outputs added by the same commit
+ * @returns the composition, or undefined
+ */
+export function parseOptimizeSourceComposition(
+  remove: RemoveFile,
+  allowedOutputPaths: ReadonlySet<string>,
+): SourceComposition | undefined {
+  const into = remove.tags?.[COMPACTED_INTO_TAG]
+  const info = remove.tags?.[COMPACTION_INFO_TAG]
+  if (typeof into !== 'string' || typeof info !== 'string') return undefined
+  const outputs = parseJsonArray(into)
+  const entries = parseJsonArray(info)
+  if (outputs?.length !== 1 || entries?.length !== 1) return undefined
+  const outputPath = outputs[0]
+  const entry = entries[0]
+  if (typeof outputPath !== 'string' || !allowedOutputPaths.has(outputPath)) return undefined
+  if (entry === null || typeof entry !== 'object' || Array.isArray(entry)) return undefined
+  const fields = entry as Record<string, unknown>
+  const outputStart = fields.rowOffsetInTarget
+  const physical = fields.sourceNumPhysicalRecords
+  if (!isCount(outputStart) || !isCount(physical)) return undefined
+  const deleted = remove.deletionVector === undefined ? 0n : remove.deletionVector.cardinality
+  const liveCount = BigInt(physical) - deleted
+  if (liveCount < 0n) return undefined
+  return Object.freeze({ outputPath, outputStart, liveCount: Number(liveCount) })
+}
+
+/**
+ * The tags of one compacted source.
+ *
+ * @param outputPath - the output's path, as in its `add`
+ * @param rowOffsetInTarget - the output row index of the source's first live row
+ * @param sourceNumPhysicalRecords - the source's physical row count (live rows plus its DV's)
+ * @returns the two tags
+ */
+export function compositionTags(
+  outputPath: string,
+  rowOffsetInTarget: number,
+  sourceNumPhysicalRecords: number | bigint,
+): Readonly<Record<string, string>> {
+  return Object.freeze({
+    [COMPACTED_INTO_TAG]: JSON.stringify([outputPath]),
+    [COMPACTION_INFO_TAG]: `[{"rowOffsetInTarget":${rowOffsetInTarget},"sourceNumPhysicalRecords":${sourceNumPhysicalRecords}}]`,
+  })
+}
+
+/**
+ * Plans the composition tags of one compaction bin written into one output, with the sources in
+ * write order (rlc-spec 7.3). The trust gate refuses (returns undefined, meaning "write plain
+ * tombstones") unless every source has a physical row count in its stats, no source appears
+ * twice, and, when the data plane reports what it wrote, each source's written row count equals
+ * its live rows at read time.
+ *
+ * @param outputPath - the output's path, as in its `add`
+ * @param sources - the bin's sources as read (with their read-time DVs), in write order
+ * @param writtenRowCounts - rows the data plane wrote per source, in the same order, if known
+ * @returns source path to the tags to merge into its tombstone, or undefined
+ */
+export function planCompositionTags(
+  outputPath: string,
+  sources: readonly AddFile[],
+  writtenRowCounts?: readonly number[],
+): ReadonlyMap<string, Readonly<Record<string, string>>> | undefined {
+  if (sources.length === 0) return undefined
+  if (writtenRowCounts !== undefined && writtenRowCounts.length !== sources.length) return undefined
+  const out = new Map<string, Readonly<Record<string, string>>>()
+  let position = 0
+  for (let i = 0; i < sources.length; i++) {
+    const source = sources[i]!
+    const physical = parseStats(source.stats)?.numRecords
+    if (physical === undefined || out.has(source.path)) return undefined
+    const live = physical - (source.deletionVector?.cardinality ?? 0n)
+    if (live < 0n || live > BigInt(Number.MAX_SAFE_INTEGER)) return undefined
+    const written = writtenRowCounts?.[i]
+    if (written !== undefined && BigInt(written) !== live) return undefined
+    out.set(source.path, compositionTags(outputPath, position, physical))
+    position += Number(live)
+  }
+  return out
+}
+
+/**
+ * A tombstone with composition tags merged into its tags.
+ *
+ * @param remove - the source's tombstone
+ * @param tags - its composition tags
+ * @returns the tagged tombstone
+ */
+export function withCompositionTags(remove: RemoveFile, tags: Readonly<Record<string, string>>): RemoveFile {
+  const merged: NullableStringMap = { ...(remove.tags ?? {}), ...tags }
+  return createRemoveFile({ ...remove, tags: merged })
+}
+
+// === Internals ===
+
+function parseJsonArray(text: string): unknown[] | undefined {
+  try {
+    const v: unknown = JSON.parse(text)
+    return Array.isArray(v) ? v : undefined
+  } catch {
+    return undefined
+  }
+}
+
+function isCount(v: unknown): v is number {
+  return typeof v === 'number' && Number.isSafeInteger(v) && v >= 0
+}

@@ -1,0 +1,189 @@
+/**
+ * The compaction composition tags: the parser shared by Cases 4a and 4b (scenarios.md OCR-18..21)
+ * and the builder OPTIMIZE uses to write them (rlc-spec 7.3, 7.4).
+ */
+import assert from 'node:assert/strict'
+import { describe, it } from 'node:test'
+import {
+  COMPACTED_INTO_TAG,
+  COMPACTION_INFO_TAG,
+  compositionTags,
+  parseOptimizeSourceComposition,
+  planCompositionTags,
+  withCompositionTags,
+} from '../../../src/conflict/composition-tags.js'
+import { initDeletionVectors } from '../../../src/dv/initialization.js'
+import type { NullableStringMap } from '../../../src/protocol/actions.js'
+import { add, inlineDv, remove } from './factories.js'
+
+await initDeletionVectors()
+
+const outputs = new Set(['out.parquet'])
+const tags = (into: string, info: string): NullableStringMap => ({
+  [COMPACTED_INTO_TAG]: into,
+  [COMPACTION_INFO_TAG]: info,
+})
+const source = (t?: NullableStringMap, dvCardinality = 0) =>
+  remove('src.parquet', {
+    deletionTimestamp: 1n,
+    ...(t ? { tags: t } : {}),
+    ...(dvCardinality > 0 ? { dv: inlineDv(Array.from({ length: dvCardinality }, (_, i) => i * 3)) } : {}),
+  })
+
+describe('parseOptimizeSourceComposition', () => {
+  const parsed: readonly [string, NullableStringMap, number][] = [
+    [
+      'OCR-18 parses a single-run compaction entry',
+      tags('["out.parquet"]', '[{"rowOffsetInTarget":100,"sourceNumPhysicalRecords":90}]'),
+      0,
+    ],
+    [
+      'OCR-19 derives liveCount from the physical count minus the read-time DV',
+      tags('["out.parquet"]', '[{"rowOffsetInTarget":100,"sourceNumPhysicalRecords":100}]'),
+      10,
+    ],
+    [
+      'OCR-20 tolerates unknown fields in a compaction entry',
+      tags(
+        '["out.parquet"]',
+        '[{"rowOffsetInTarget":100,"sourceNumPhysicalRecords":90,"sourceDeletionVector":null}]',
+      ),
+      0,
+    ],
+  ]
+  for (const [name, t, card] of parsed) {
+    it(`${name}: (out.parquet, 100, 90)`, () => {
+      assert.deepEqual(parseOptimizeSourceComposition(source(t, card), outputs), {
+        outputPath: 'out.parquet',
+        outputStart: 100,
+        liveCount: 90,
+      })
+    })
+  }
+
+  const refused: readonly [string, NullableStringMap | undefined, number][] = [
+    [
+      'OCR-21(i) the output is not among the commit outputs',
+      tags('["elsewhere.parquet"]', '[{"rowOffsetInTarget":0,"sourceNumPhysicalRecords":90}]'),
+      0,
+    ],
+    [
+      'OCR-21(ii) two entries: the source is split across runs',
+      tags(
+        '["out.parquet"]',
+        '[{"rowOffsetInTarget":0,"sourceNumPhysicalRecords":40},{"rowOffsetInTarget":40,"sourceNumPhysicalRecords":50}]',
+      ),
+      0,
+    ],
+    ['OCR-21(iii) compactionInfo is not JSON', tags('["out.parquet"]', 'not json'), 0],
+    ['OCR-21(iv) no tags at all', undefined, 0],
+    [
+      'two outputs',
+      tags('["out.parquet","out.parquet"]', '[{"rowOffsetInTarget":0,"sourceNumPhysicalRecords":9}]'),
+      0,
+    ],
+    [
+      'compactedInto missing',
+      { [COMPACTION_INFO_TAG]: '[{"rowOffsetInTarget":0,"sourceNumPhysicalRecords":9}]' },
+      0,
+    ],
+    ['rowOffsetInTarget missing', tags('["out.parquet"]', '[{"sourceNumPhysicalRecords":9}]'), 0],
+    [
+      'sourceNumPhysicalRecords null',
+      tags('["out.parquet"]', '[{"rowOffsetInTarget":0,"sourceNumPhysicalRecords":null}]'),
+      0,
+    ],
+    [
+      'a negative offset',
+      tags('["out.parquet"]', '[{"rowOffsetInTarget":-1,"sourceNumPhysicalRecords":9}]'),
+      0,
+    ],
+    [
+      'a fractional count',
+      tags('["out.parquet"]', '[{"rowOffsetInTarget":0,"sourceNumPhysicalRecords":9.5}]'),
+      0,
+    ],
+    [
+      'a DV larger than the physical count',
+      tags('["out.parquet"]', '[{"rowOffsetInTarget":0,"sourceNumPhysicalRecords":5}]'),
+      6,
+    ],
+    ['an entry that is not an object', tags('["out.parquet"]', '[7]'), 0],
+    [
+      'an output that is not a string',
+      tags('[7]', '[{"rowOffsetInTarget":0,"sourceNumPhysicalRecords":9}]'),
+      0,
+    ],
+    ['a tag value that is null', { [COMPACTED_INTO_TAG]: null, [COMPACTION_INFO_TAG]: '[]' }, 0],
+  ]
+  for (const [name, t, card] of refused) {
+    it(`${name}: none`, () => {
+      assert.equal(parseOptimizeSourceComposition(source(t, card), outputs), undefined)
+    })
+  }
+})
+
+describe('planCompositionTags (the write side)', () => {
+  const stats = (n: number) => ({ numRecords: n, min: { id: 0 }, max: { id: n } })
+
+  it('lays sources out in write order, counting only live rows, with the physical count in the tag', () => {
+    const a = add('a.parquet', { stats: stats(100) })
+    const b = add('b.parquet', { stats: stats(100), dv: inlineDv([0]) })
+    const c = add('c.parquet', { stats: stats(100) })
+    const plan = planCompositionTags('out.parquet', [a, b, c], [100, 99, 100])
+    assert.ok(plan)
+    assert.deepEqual(
+      [...plan.entries()],
+      [
+        ['a.parquet', compositionTags('out.parquet', 0, 100)],
+        ['b.parquet', compositionTags('out.parquet', 100, 100)],
+        ['c.parquet', compositionTags('out.parquet', 199, 100)],
+      ],
+    )
+    assert.equal(
+      plan.get('c.parquet')?.[COMPACTION_INFO_TAG],
+      '[{"rowOffsetInTarget":199,"sourceNumPhysicalRecords":100}]',
+    )
+    assert.equal(plan.get('c.parquet')?.[COMPACTED_INTO_TAG], '["out.parquet"]')
+  })
+
+  it('round-trips through the parser of the tombstone it tags', () => {
+    const b = add('b.parquet', { stats: stats(100), dv: inlineDv([0, 1, 2]) })
+    const plan = planCompositionTags('out.parquet', [add('a.parquet', { stats: stats(50) }), b])
+    const tomb = withCompositionTags(
+      remove('b.parquet', { dv: b.deletionVector!, tags: { keep: 'me' } }),
+      plan!.get('b.parquet')!,
+    )
+    assert.equal(tomb.tags?.keep, 'me')
+    assert.deepEqual(parseOptimizeSourceComposition(tomb, outputs), {
+      outputPath: 'out.parquet',
+      outputStart: 50,
+      liveCount: 97,
+    })
+  })
+
+  const untrusted: readonly [
+    string,
+    Parameters<typeof planCompositionTags>[1],
+    readonly number[] | undefined,
+  ][] = [
+    [
+      'a source without a row count (SCC-05)',
+      [add('a.parquet'), add('b.parquet', { stats: stats(3) })],
+      undefined,
+    ],
+    [
+      'a source listed twice (interleaved runs, SCC-02)',
+      [add('a.parquet', { stats: stats(3) }), add('a.parquet', { stats: stats(3) })],
+      undefined,
+    ],
+    ['written counts that differ from the live rows', [add('a.parquet', { stats: stats(3) })], [2]],
+    ['written counts of another length', [add('a.parquet', { stats: stats(3) })], [3, 0]],
+    ['no source', [], undefined],
+  ]
+  for (const [what, sources, written] of untrusted) {
+    it(`refuses to tag ${what}`, () => {
+      assert.equal(planCompositionTags('out.parquet', sources, written), undefined)
+    })
+  }
+})
