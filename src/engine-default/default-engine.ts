@@ -5,6 +5,7 @@ import type { ObjectStore } from '../storage/object-store.js'
 import { DuckDbParquetHandler } from './checkpoint-parquet.js'
 import { DuckDbDataPlane } from './duckdb-data-plane.js'
 import { DuckDbRuntime } from './duckdb-runtime.js'
+import { DuckDbWriter } from './duckdb-writer.js'
 
 /** Options of {@link createDefaultEngine}. */
 export interface DefaultEngineOptions {
@@ -28,6 +29,7 @@ export function createDefaultEngine(storage: ObjectStore, options: DefaultEngine
     storage,
     parquet: new DuckDbParquetHandler(storage, duck, scratchDir),
     data: new DuckDbDataPlane(storage, duck, scratchDir),
+    writer: new DuckDbWriter(storage, duck, scratchDir),
     close: () => duck.close(),
   })
 }

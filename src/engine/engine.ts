@@ -5,6 +5,7 @@
  */
 import type { ObjectStore } from '../storage/object-store.js'
 import type { DataPlane } from './data-plane.js'
+import type { DataWriter } from './data-writer.js'
 
 /** The I/O and compute a table needs. */
 export interface Engine {
@@ -14,6 +15,8 @@ export interface Engine {
   readonly parquet: ParquetHandler
   /** Row-level work on data files: scans, predicate matches, writes. */
   readonly data: DataPlane
+  /** New data files with exact statistics: appends, rewrites, compaction. */
+  readonly writer: DataWriter
   /** Releases native resources (DuckDB instances, caches). Idempotent. */
   close(): Promise<void>
 }

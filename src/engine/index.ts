@@ -1,2 +1,13 @@
 export type { ColumnSpec, DataFileRef, DataPlane, FileMatches, ScanRequest } from './data-plane.js'
+export type {
+  CompactedSource,
+  CompactionOutput,
+  CompactRequest,
+  DataWriter,
+  RewriteRequest,
+  WriteCallOptions,
+  WriteRowsRequest,
+  WriteTarget,
+  WrittenFile,
+} from './data-writer.js'
 export type { Engine, EngineCallOptions, ParquetHandler } from './engine.js'

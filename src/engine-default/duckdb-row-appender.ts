@@ -1,0 +1,447 @@
+import {
+  type DuckDBAppender,
+  DuckDBBlobValue,
+  DuckDBDateValue,
+  DuckDBDecimalValue,
+  DuckDBListValue,
+  type DuckDBMapEntry,
+  DuckDBMapValue,
+  DuckDBStructValue,
+  DuckDBTimestampTZValue,
+  DuckDBTimestampValue,
+  type DuckDBType,
+  type DuckDBValue,
+} from '@duckdb/node-api'
+import { InvalidArgumentError } from '../errors/index.js'
+import { parseDecimal } from '../expressions/decimal.js'
+import {
+  MAX_TIMESTAMP_MICROS,
+  MIN_TIMESTAMP_MICROS,
+  parseDate,
+  parseTimestamp,
+} from '../expressions/temporal.js'
+import {
+  type ColumnMappingMode,
+  type DataType,
+  decimalParts,
+  type PrimitiveType,
+} from '../protocol/schema.js'
+import { decimalText } from './duckdb-values.js'
+import { physicalNameOf } from './write-layout.js'
+
+/**
+ * Checks JavaScript values against Delta types and converts them for DuckDB, exactly.
+ *
+ * Accepted values (the `DataPlane` row representation, plus a few unambiguous conveniences):
+ * `long` bigint or safe integer; `integer`/`short`/`byte` integer number or bigint in range;
+ * `float`/`double` number; `decimal` decimal text, number or bigint that fits the precision and
+ * scale without rounding; `date` `'YYYY-MM-DD'`; `timestamp` ISO text (zone-less text is UTC) or
+ * a `Date`; `timestamp_ntz` ISO text without a zone; `binary` Uint8Array; struct a plain object;
+ * array an array; map a `Map` (or a plain object when keys are strings). `undefined` is null.
+ */
+export class RowValueConverter {
+  readonly #mode: ColumnMappingMode
+
+  /** @param mode - column mapping mode; nested struct fields are written under physical names */
+  constructor(mode: ColumnMappingMode) {
+    this.#mode = mode
+  }
+
+  /**
+   * Appends one top-level value to the current row of an appender.
+   *
+   * @param appender - the appender, positioned at this column
+   * @param value - the JavaScript value
+   * @param type - the column's Delta type
+   * @param nullable - whether null is allowed
+   * @param duckType - the appender's type for this column (used for nested values)
+   * @param at - row index and column name, for messages
+   * @throws {InvalidArgumentError} when the value does not fit the type or is a forbidden null
+   */
+  append(
+    appender: DuckDBAppender,
+    value: unknown,
+    type: DataType,
+    nullable: boolean,
+    duckType: DuckDBType,
+    at: ValuePosition,
+  ): void {
+    if (value === null || value === undefined) {
+      if (!nullable) fail(at, at.column, 'a non-null value (the column is not nullable)', value)
+      appender.appendNull()
+      return
+    }
+    if (typeof type !== 'string') {
+      appender.appendValue(this.convert(value, type, at, at.column), duckType)
+      return
+    }
+    switch (type) {
+      case 'long':
+        appender.appendBigInt(toLong(value, at, at.column))
+        return
+      case 'integer':
+        appender.appendInteger(toInt(value, type, at, at.column))
+        return
+      case 'short':
+        appender.appendSmallInt(toInt(value, type, at, at.column))
+        return
+      case 'byte':
+        appender.appendTinyInt(toInt(value, type, at, at.column))
+        return
+      case 'float':
+        appender.appendFloat(toFloating(value, type, at, at.column))
+        return
+      case 'double':
+        appender.appendDouble(toFloating(value, type, at, at.column))
+        return
+      case 'string':
+        appender.appendVarchar(toText(value, at, at.column))
+        return
+      case 'boolean':
+        if (typeof value !== 'boolean') fail(at, at.column, 'a boolean', value)
+        appender.appendBoolean(value)
+        return
+      case 'binary':
+        appender.appendBlob(toBinary(value, at, at.column))
+        return
+      case 'date':
+        appender.appendDate(new DuckDBDateValue(toDays(value, at, at.column)))
+        return
+      case 'timestamp':
+        appender.appendValue(new DuckDBTimestampTZValue(toMicros(value, true, at, at.column)), duckType)
+        return
+      case 'timestamp_ntz':
+        appender.appendTimestamp(new DuckDBTimestampValue(toMicros(value, false, at, at.column)))
+        return
+      default:
+        appender.appendValue(this.convert(value, type, at, at.column), duckType)
+    }
+  }
+
+  /**
+   * Converts a non-null value to a DuckDB value.
+   *
+   * @param value - the JavaScript value
+   * @param type - its Delta type
+   * @param at - row index and column, for messages
+   * @param path - the (nested) column path, for messages
+   * @returns the DuckDB value
+   * @throws {InvalidArgumentError} when the value does not fit the type
+   */
+  convert(value: unknown, type: DataType, at: ValuePosition, path: string): DuckDBValue {
+    if (typeof type === 'string') return convertPrimitive(value, type, at, path)
+    switch (type.type) {
+      case 'struct': {
+        if (!isPlainObject(value)) fail(at, path, 'an object (struct)', value)
+        const known = new Set(type.fields.map((f) => f.name))
+        for (const k of Object.keys(value)) {
+          if (!known.has(k)) unknownColumn(at, `${path}.${k}`, k, known)
+        }
+        const entries: Record<string, DuckDBValue> = {}
+        for (const f of type.fields) {
+          entries[physicalNameOf(f, this.#mode)] = this.#nested(
+            value[f.name],
+            f.type,
+            f.nullable,
+            at,
+            `${path}.${f.name}`,
+          )
+        }
+        return new DuckDBStructValue(entries)
+      }
+      case 'array': {
+        if (!Array.isArray(value)) fail(at, path, 'an array', value)
+        return new DuckDBListValue(
+          value.map((item: unknown, i: number) =>
+            this.#nested(item, type.elementType, type.containsNull, at, `${path}[${i}]`),
+          ),
+        )
+      }
+      case 'map': {
+        let pairs: [unknown, unknown][]
+        if (value instanceof Map) pairs = [...value.entries()]
+        else if (type.keyType === 'string' && isPlainObject(value)) pairs = Object.entries(value)
+        else return fail(at, path, 'a Map', value)
+        const entries: DuckDBMapEntry[] = pairs.map(([k, v]) => ({
+          key: this.#nested(k, type.keyType, false, at, `${path}.key`),
+          value: this.#nested(v, type.valueType, type.valueContainsNull, at, `${path}[${describeKey(k)}]`),
+        }))
+        return new DuckDBMapValue(entries)
+      }
+    }
+  }
+
+  #nested(value: unknown, type: DataType, nullable: boolean, at: ValuePosition, path: string): DuckDBValue {
+    if (value === null || value === undefined) {
+      if (!nullable) fail(at, path, 'a non-null value (the field is not nullable)', value)
+      return null
+    }
+    return this.convert(value, type, at, path)
+  }
+}
+
+/** Where a value sits, for messages. */
+export interface ValuePosition {
+  /** Index of the row in the request. */
+  readonly row: number
+  /** Top-level logical column name. */
+  readonly column: string
+}
+
+/**
+ * Fails with the error for a row key that is not a column.
+ *
+ * @param at - the row
+ * @param path - the column path as written in the row
+ * @param key - the unknown key
+ * @param known - the column names at that level
+ * @throws {InvalidArgumentError} always
+ */
+export function unknownColumn(
+  at: { readonly row: number },
+  path: string,
+  key: string,
+  known: ReadonlySet<string>,
+): never {
+  const near = [...known].find((k) => k.toLowerCase() === key.toLowerCase())
+  throw new InvalidArgumentError(`Row ${at.row} has unknown column '${path}'`, {
+    argument: 'rows',
+    hint:
+      near === undefined
+        ? `Known columns: ${[...known].join(', ')}`
+        : `Column names are matched exactly; did you mean '${near}'?`,
+  })
+}
+
+/**
+ * Whether a value is a plain object (a row or a struct value), not an array, Map, Date or bytes.
+ *
+ * @param v - any value
+ * @returns true for `{...}` objects
+ */
+export function isPlainObject(v: unknown): v is Record<string, unknown> {
+  if (typeof v !== 'object' || v === null) return false
+  const proto = Object.getPrototypeOf(v)
+  return proto === Object.prototype || proto === null
+}
+
+/**
+ * Checks a value of a primitive type and returns it in the form partition values are typed in
+ * (`parsePartitionValue`): bigint for long, micros for timestamps, decimal text, and so on.
+ *
+ * @param value - a non-null JavaScript value
+ * @param type - a primitive Delta type
+ * @param at - row index and column, for messages
+ * @returns the typed value
+ * @throws {InvalidArgumentError} when the value does not fit the type
+ */
+export function toPartitionInput(
+  value: unknown,
+  type: PrimitiveType,
+  at: ValuePosition,
+): string | number | bigint | boolean | Uint8Array {
+  switch (type) {
+    case 'long':
+      return toLong(value, at, at.column)
+    case 'integer':
+    case 'short':
+    case 'byte':
+      return toInt(value, type, at, at.column)
+    case 'float':
+    case 'double':
+      return toFloating(value, type, at, at.column)
+    case 'string':
+      return toText(value, at, at.column)
+    case 'boolean':
+      if (typeof value !== 'boolean') fail(at, at.column, 'a boolean', value)
+      return value
+    case 'binary':
+      return toBinary(value, at, at.column)
+    case 'date':
+      toDays(value, at, at.column)
+      return (value as string).trim()
+    case 'timestamp':
+    case 'timestamp_ntz':
+      return toMicros(value, type === 'timestamp', at, at.column)
+    default: {
+      const parts = decimalParts(type)
+      if (parts === undefined) return fail(at, at.column, `a value of a writable type (not ${type})`, value)
+      const unscaled = toDecimal(value, parts.precision, parts.scale, at, at.column)
+      return decimalText(unscaled, parts.scale)
+    }
+  }
+}
+
+// === Primitive checks ===
+
+const INT_RANGES: Readonly<Record<'integer' | 'short' | 'byte', readonly [number, number]>> = {
+  integer: [-(2 ** 31), 2 ** 31 - 1],
+  short: [-(2 ** 15), 2 ** 15 - 1],
+  byte: [-(2 ** 7), 2 ** 7 - 1],
+}
+const INT64_MIN = -(2n ** 63n)
+const INT64_MAX = 2n ** 63n - 1n
+
+function convertPrimitive(value: unknown, type: PrimitiveType, at: ValuePosition, path: string): DuckDBValue {
+  switch (type) {
+    case 'long':
+      return toLong(value, at, path)
+    case 'integer':
+    case 'short':
+    case 'byte':
+      return toInt(value, type, at, path)
+    case 'float':
+    case 'double':
+      return toFloating(value, type, at, path)
+    case 'string':
+      return toText(value, at, path)
+    case 'boolean':
+      if (typeof value !== 'boolean') fail(at, path, 'a boolean', value)
+      return value
+    case 'binary':
+      return new DuckDBBlobValue(toBinary(value, at, path))
+    case 'date':
+      return new DuckDBDateValue(toDays(value, at, path))
+    case 'timestamp':
+      return new DuckDBTimestampTZValue(toMicros(value, true, at, path))
+    case 'timestamp_ntz':
+      return new DuckDBTimestampValue(toMicros(value, false, at, path))
+    case 'void':
+      return fail(at, path, 'null (the type is void)', value)
+    default: {
+      const parts = decimalParts(type)
+      if (parts === undefined) return fail(at, path, `a value of a writable type (not ${type})`, value)
+      return new DuckDBDecimalValue(
+        toDecimal(value, parts.precision, parts.scale, at, path),
+        parts.precision,
+        parts.scale,
+      )
+    }
+  }
+}
+
+function toLong(value: unknown, at: ValuePosition, path: string): bigint {
+  const v = typeof value === 'number' && Number.isSafeInteger(value) ? BigInt(value) : value
+  if (typeof v !== 'bigint' || v < INT64_MIN || v > INT64_MAX) {
+    return fail(at, path, 'a long (a bigint, or a safe integer number, in the 64-bit range)', value)
+  }
+  return v
+}
+
+function toInt(value: unknown, type: 'integer' | 'short' | 'byte', at: ValuePosition, path: string): number {
+  const v = typeof value === 'bigint' ? Number(value) : value
+  const [min, max] = INT_RANGES[type]
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max) {
+    return fail(
+      at,
+      path,
+      `an ${type === 'integer' ? 'integer' : type} (a whole number in ${min}..${max})`,
+      value,
+    )
+  }
+  return v
+}
+
+function toFloating(value: unknown, type: 'float' | 'double', at: ValuePosition, path: string): number {
+  if (typeof value !== 'number') return fail(at, path, `a ${type} (a number)`, value)
+  return value
+}
+
+function toText(value: unknown, at: ValuePosition, path: string): string {
+  if (typeof value !== 'string') return fail(at, path, 'a string', value)
+  return value
+}
+
+function toBinary(value: unknown, at: ValuePosition, path: string): Uint8Array {
+  if (!(value instanceof Uint8Array)) return fail(at, path, 'binary (a Uint8Array)', value)
+  return value
+}
+
+function toDays(value: unknown, at: ValuePosition, path: string): number {
+  const days = typeof value === 'string' ? parseDate(value) : undefined
+  if (days === undefined) return fail(at, path, "a date ('YYYY-MM-DD', years 0001..9999)", value)
+  return days
+}
+
+function toMicros(value: unknown, instant: boolean, at: ValuePosition, path: string): bigint {
+  let micros: bigint | undefined
+  if (instant && value instanceof Date && !Number.isNaN(value.getTime()))
+    micros = BigInt(value.getTime()) * 1000n
+  else if (typeof value === 'string') {
+    const parsed = parseTimestamp(value)
+    // A wall-clock timestamp has no zone; an offset would silently shift or be dropped.
+    if (parsed !== undefined && (instant || parsed.offsetSeconds === undefined)) micros = parsed.micros
+  }
+  if (micros === undefined || micros < MIN_TIMESTAMP_MICROS || micros > MAX_TIMESTAMP_MICROS) {
+    return fail(
+      at,
+      path,
+      instant
+        ? "a timestamp (ISO text such as '2024-01-31T12:00:00.000000Z', or a Date; years 0001..9999)"
+        : "a timestamp_ntz (ISO text without a zone, such as '2024-01-31T12:00:00.000000')",
+      value,
+    )
+  }
+  return micros
+}
+
+function toDecimal(
+  value: unknown,
+  precision: number,
+  scale: number,
+  at: ValuePosition,
+  path: string,
+): bigint {
+  const text =
+    typeof value === 'string'
+      ? value
+      : typeof value === 'bigint' || (typeof value === 'number' && Number.isFinite(value))
+        ? String(value)
+        : undefined
+  const parsed = text === undefined ? undefined : parseDecimal(text)
+  let unscaled: bigint | undefined
+  if (parsed !== undefined) {
+    if (parsed.scale <= scale) unscaled = parsed.unscaled * 10n ** BigInt(scale - parsed.scale)
+    else {
+      const divisor = 10n ** BigInt(parsed.scale - scale)
+      if (parsed.unscaled % divisor === 0n) unscaled = parsed.unscaled / divisor
+    }
+  }
+  const limit = 10n ** BigInt(precision)
+  if (unscaled === undefined || unscaled >= limit || unscaled <= -limit) {
+    return fail(
+      at,
+      path,
+      `a decimal(${precision},${scale}) (decimal text, number or bigint with at most ${precision - scale} integer and ${scale} fraction digits)`,
+      value,
+    )
+  }
+  return unscaled
+}
+
+function describeKey(k: unknown): string {
+  return typeof k === 'string' ? JSON.stringify(k) : String(k)
+}
+
+function describe(value: unknown): string {
+  if (value === null) return 'null'
+  if (value === undefined) return 'undefined'
+  if (typeof value === 'bigint') return `bigint ${value}`
+  if (typeof value === 'string')
+    return `string ${JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}...` : value)}`
+  if (typeof value === 'number' || typeof value === 'boolean') return `${typeof value} ${String(value)}`
+  if (value instanceof Uint8Array) return 'a Uint8Array'
+  if (Array.isArray(value)) return 'an array'
+  if (value instanceof Map) return 'a Map'
+  if (value instanceof Date) return 'a Date'
+  return typeof value === 'object' ? 'an object' : typeof value
+}
+
+function fail(at: ValuePosition, path: string, expected: string, value: unknown): never {
+  throw new InvalidArgumentError(
+    `Row ${at.row}, column '${path}': expected ${expected}, got ${describe(value)}`,
+    {
+      argument: 'rows',
+    },
+  )
+}

@@ -1,0 +1,824 @@
+import { randomUUID } from 'node:crypto'
+import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises'
+import { join } from 'node:path'
+import type { DuckDBConnection, DuckDBValue } from '@duckdb/node-api'
+import type { DataFileRef } from '../engine/data-plane.js'
+import type {
+  CompactedSource,
+  CompactionOutput,
+  CompactRequest,
+  DataWriter,
+  RewriteRequest,
+  WriteRowsRequest,
+  WrittenFile,
+} from '../engine/data-writer.js'
+import { InternalError, InvalidArgumentError, isDeltaError, StorageError } from '../errors/index.js'
+import type { Expression } from '../expressions/ast.js'
+import { renderDuckDbSql } from '../expressions/render-duckdb.js'
+import {
+  encodeAddPath,
+  type PartitionValue,
+  parsePartitionValue,
+  partitionDirectory,
+  serializePartitionValue,
+} from '../protocol/partition-values.js'
+import { type DataType, decimalParts, type PrimitiveType } from '../protocol/schema.js'
+import type { ObjectStore } from '../storage/object-store.js'
+import { isPlainObject, RowValueConverter, toPartitionInput, unknownColumn } from './duckdb-row-appender.js'
+import { type DuckDbRuntime, sqlIdent, sqlString } from './duckdb-runtime.js'
+import { duckType } from './duckdb-types.js'
+import { toJsValue } from './duckdb-values.js'
+import { fileStatsQuery } from './file-stats.js'
+import { type StagedFile, stageForRead } from './staging.js'
+import {
+  type LayoutColumn,
+  type PartitionColumn,
+  physicalNameOf,
+  planWriteLayout,
+  type WriteLayout,
+} from './write-layout.js'
+
+/** Column names the writer adds to file reads; chosen not to collide with table columns. */
+const FILE_COL = '__delta_rlc_file'
+
+/**
+ * The default {@link DataWriter}: DuckDB writes every file (`COPY ... TO` a local scratch file,
+ * Parquet with snappy), computes its statistics with one aggregate query over the written file,
+ * and the bytes go to the store with put-if-absent under a fresh UUID name.
+ *
+ * Rows are staged in a connection-local temporary table: JavaScript rows through the appender,
+ * existing files through `read_parquet` with `file_row_number`, their deletion vectors removed by
+ * an anti-join on physical row positions (as the read side does).
+ */
+export class DuckDbWriter implements DataWriter {
+  readonly #store: ObjectStore
+  readonly #duck: DuckDbRuntime
+  readonly #scratchDir: string
+
+  /**
+   * @param store - the table's store; keys are relative to the table root
+   * @param duck - the engine's DuckDB
+   * @param scratchDir - local directory for staged copies and files before upload
+   */
+  constructor(store: ObjectStore, duck: DuckDbRuntime, scratchDir: string) {
+    this.#store = store
+    this.#duck = duck
+    this.#scratchDir = scratchDir
+  }
+
+  async writeRows(request: WriteRowsRequest): Promise<WrittenFile[]> {
+    const layout = planWriteLayout(request.target)
+    const rows: unknown = request.rows
+    if (!Array.isArray(rows))
+      throw new InvalidArgumentError('rows must be an array of row objects', { argument: 'rows' })
+    if (rows.length === 0) return []
+    const { groups, rowsByGroup } = groupRowsByPartition(rows, layout)
+    return this.#job('write', layout, request.signal, async (job) => {
+      const defs = layout.dataColumns.map((c, i) => `${sqlIdent(`d${i}`)} ${c.sqlType}`)
+      await job.con.run(`CREATE TEMP TABLE w_rows (${defs.join(', ')}, __gid INTEGER)`)
+      const appender = await job.con.createAppender('w_rows', 'main', 'temp')
+      const converter = new RowValueConverter(layout.columnMappingMode)
+      const types = layout.dataColumns.map((_, i) => appender.columnType(i))
+      let appended = 0
+      try {
+        // Appending group by group keeps each partition's rows contiguous, so the per-group
+        // COPY below reads only its own row groups.
+        for (let g = 0; g < rowsByGroup.length; g++) {
+          for (const r of rowsByGroup[g] as number[]) {
+            const row = rows[r] as Record<string, unknown>
+            for (let i = 0; i < layout.dataColumns.length; i++) {
+              const c = layout.dataColumns[i] as LayoutColumn
+              converter.append(appender, row[c.name], c.type, c.nullable, types[i] as never, {
+                row: r,
+                column: c.name,
+              })
+            }
+            appender.appendInteger(g)
+            appender.endRow()
+            if (++appended % 65_536 === 0) job.check()
+          }
+        }
+        appender.closeSync()
+      } catch (err) {
+        appender.clear()
+        throw err
+      }
+      return job.writeGroups(
+        'w_rows',
+        groups.map((partitionValues, g) => ({ where: `__gid = ${g}`, partitionValues })),
+      )
+    })
+  }
+
+  async rewrite(request: RewriteRequest): Promise<WrittenFile[]> {
+    const layout = planWriteLayout(request.target)
+    const sources = request.sources
+    checkUniqueKeys(sources, 'sources')
+    const positions = checkPositions(request.positions, sources)
+    const mode = request.positionsMode ?? 'include'
+    if (mode !== 'include' && mode !== 'exclude') {
+      throw new InvalidArgumentError(`positionsMode must be 'include' or 'exclude', got '${String(mode)}'`, {
+        argument: 'positionsMode',
+      })
+    }
+    const set = resolveSet(request.set, layout)
+    if (sources.length === 0) return []
+    return this.#job('rewrite', layout, request.signal, async (job) => {
+      const { sql: rel } = await job.sourceRelation(sources, true)
+      const columns = new ColumnResolver(layout, 'r')
+      const render = (e: Expression): string => renderDuckDbSql(e, { column: (path) => columns.sql(path) })
+      const out = [
+        ...layout.dataColumns.map((c, i) => {
+          const e = set.get(c)
+          return `${e === undefined ? `r.d${i}` : `CAST((${render(e)}) AS ${c.sqlType})`} AS d${i}`
+        }),
+        ...layout.partitionColumns.map((c, j) => {
+          const e = set.get(c)
+          return `${e === undefined ? `r.p${j}` : `CAST((${render(e)}) AS ${c.sqlType})`} AS p${j}`
+        }),
+      ]
+      let from = `(${rel}) r`
+      if (positions !== undefined) {
+        await job.appendPositions('w_pos', sources, positions)
+        from += ` ${mode === 'include' ? 'SEMI' : 'ANTI'} JOIN w_pos ON w_pos.__idx = r.__idx AND w_pos.__pos = r.__frn`
+      }
+      const where = request.where === undefined ? '' : ` WHERE coalesce((${render(request.where)}), false)`
+      await job.runUserSql(
+        `CREATE TEMP TABLE w_out AS SELECT ${out.join(', ')}, r.__idx, r.__frn FROM ${from}${where} ORDER BY r.__idx, r.__frn`,
+      )
+      job.check()
+      await checkNotNull(job.con, layout, set)
+      const total = Number((await job.con.runAndReadAll('SELECT count(*) FROM w_out')).getRows()[0]?.[0] ?? 0)
+      if (total === 0) return []
+      if (layout.partitionColumns.length === 0) {
+        return job.writeGroups('w_out', [{ where: 'true', partitionValues: {} }])
+      }
+      const groups = await groupTableByPartition(job.con, layout)
+      return job.writeGroups(
+        'w_final',
+        groups.map((partitionValues, g) => ({ where: `__gid = ${g}`, partitionValues })),
+      )
+    })
+  }
+
+  async compact(request: CompactRequest): Promise<CompactionOutput[]> {
+    const layout = planWriteLayout(request.target)
+    const bins = request.bins.map((bin, b) => {
+      if (bin.length === 0) {
+        throw new InvalidArgumentError(`Compaction bin ${b} is empty`, {
+          argument: 'bins',
+          hint: 'Leave empty bins out.',
+        })
+      }
+      checkUniqueKeys(bin, `bins[${b}]`)
+      const values = bin.map((f) => normalizedPartitionValues(f, layout))
+      const first = JSON.stringify(values[0])
+      const other = values.findIndex((v) => JSON.stringify(v) !== first)
+      if (other >= 0) {
+        throw new InvalidArgumentError(
+          `Compaction bin ${b} mixes partitions: '${(bin[0] as DataFileRef).key}' and '${(bin[other] as DataFileRef).key}' have different partition values`,
+          { argument: 'bins', hint: 'Bin files of one partition together.' },
+        )
+      }
+      return { sources: bin, partitionValues: values[0] as Record<string, string | null> }
+    })
+    if (bins.length === 0) return []
+    return this.#job('compaction', layout, request.signal, async (job) => {
+      const outputs: CompactionOutput[] = []
+      for (const bin of bins) {
+        job.check()
+        outputs.push(await job.compactBin(bin.sources, bin.partitionValues))
+        await job.releaseStaged()
+      }
+      return outputs
+    })
+  }
+
+  /** Runs `fn` with a fresh connection and scratch directory; undoes uploads when it fails. */
+  async #job<T>(
+    what: string,
+    layout: WriteLayout,
+    signal: AbortSignal | undefined,
+    fn: (job: WriteJob) => Promise<T>,
+  ): Promise<T> {
+    signal?.throwIfAborted()
+    let job: WriteJob | undefined
+    try {
+      await mkdir(this.#scratchDir, { recursive: true })
+      const dir = await mkdtemp(join(this.#scratchDir, 'write-'))
+      const con = await this.#duck.connect()
+      job = new WriteJob(this.#store, con, layout, dir, this.#scratchDir, signal)
+      await con.run(`SET TimeZone = 'UTC'`)
+      return await fn(job)
+    } catch (err) {
+      await job?.undoUploads()
+      throw wrap(err, what)
+    } finally {
+      await job?.close()
+    }
+  }
+}
+
+// === One write job: connection, scratch files, staged sources, uploads ===
+
+interface ScratchFile {
+  readonly localPath: string
+  readonly partitionValues: Readonly<Record<string, string | null>>
+}
+
+interface GroupSpec {
+  /** SQL condition selecting the group's rows. */
+  readonly where: string
+  readonly partitionValues: Readonly<Record<string, string | null>>
+}
+
+class WriteJob {
+  readonly con: DuckDBConnection
+  readonly layout: WriteLayout
+  readonly #store: ObjectStore
+  readonly #dir: string
+  readonly #stageDir: string
+  readonly #signal: AbortSignal | undefined
+  readonly #uploaded: string[] = []
+  #staged: StagedFile[] = []
+  #fileIndex = 0
+  #scratchIndex = 0
+
+  constructor(
+    store: ObjectStore,
+    con: DuckDBConnection,
+    layout: WriteLayout,
+    dir: string,
+    stageDir: string,
+    signal: AbortSignal | undefined,
+  ) {
+    this.#store = store
+    this.con = con
+    this.layout = layout
+    this.#dir = dir
+    this.#stageDir = stageDir
+    this.#signal = signal
+  }
+
+  check(): void {
+    this.#signal?.throwIfAborted()
+  }
+
+  /** Runs SQL that evaluates caller expressions: DuckDB's type and range errors are the caller's. */
+  async runUserSql(sql: string): Promise<void> {
+    try {
+      await this.con.run(sql)
+    } catch (err) {
+      if (isDeltaError(err)) throw err
+      const msg = err instanceof Error ? err.message : String(err)
+      if (/^(Binder|Conversion|Out of Range|Invalid Input) Error/.test(msg)) {
+        throw new InvalidArgumentError(`Cannot evaluate the rewrite expressions: ${msg}`, {
+          argument: 'set',
+          cause: err,
+        })
+      }
+      throw err
+    }
+  }
+
+  /**
+   * SQL for the live rows of `sources` (deletion vectors applied), with `__idx` (source index),
+   * `__frn` (physical row position), `d<i>` (data columns in the table's physical types) and,
+   * when asked, `p<j>` (partition values from the log, typed).
+   */
+  async sourceRelation(
+    sources: readonly DataFileRef[],
+    withPartitions: boolean,
+  ): Promise<{ sql: string; paths: string[] }> {
+    const layout = this.layout
+    const paths: string[] = []
+    for (const f of sources) {
+      this.check()
+      const staged = await stageForRead(this.#store, f.key, this.#stageDir, this.#signal)
+      this.#staged.push(staged)
+      paths.push(staged.path)
+    }
+    const partCols = withPartitions ? layout.partitionColumns : []
+    const values = sources.map((f, i) => {
+      const parts = partCols.map((c) => partitionLiteral(f, c))
+      return `(${[`CAST(${i} AS INTEGER)`, sqlString(paths[i] as string), ...parts].join(', ')})`
+    })
+    const names = ['__idx', '__path', ...partCols.map((_, j) => `p${j}`)].map(sqlIdent).join(', ')
+    await this.con.run(
+      `CREATE OR REPLACE TEMP TABLE w_src AS SELECT * FROM (VALUES ${values.join(', ')}) t(${names})`,
+    )
+
+    await this.con.run('CREATE OR REPLACE TEMP TABLE w_dv (__idx INTEGER, __pos BIGINT)')
+    const appender = await this.con.createAppender('w_dv', 'main', 'temp')
+    sources.forEach((f, i) => {
+      const rows = f.deletedRows
+      if (rows === undefined) return
+      for (let k = 0; k < rows.length; k++) {
+        appender.appendInteger(i)
+        appender.appendBigInt(BigInt(rows[k] as number))
+        appender.endRow()
+      }
+    })
+    appender.closeSync()
+
+    const scan =
+      `read_parquet([${paths.map(sqlString).join(', ')}], filename = ${sqlString(FILE_COL)}, ` +
+      'file_row_number = true, union_by_name = true, hive_partitioning = false)'
+    const present = new Set(
+      (await this.con.runAndReadAll(`DESCRIBE SELECT * FROM ${scan}`)).getRows().map((r) => String(r[0])),
+    )
+    const cols = layout.dataColumns.map((c, i) => {
+      const value = present.has(c.physicalName)
+        ? `CAST(d.${sqlIdent(c.physicalName)} AS ${c.sqlType})`
+        : `CAST(NULL AS ${c.sqlType})`
+      return `${value} AS d${i}`
+    })
+    const parts = partCols.map((_, j) => `s.p${j} AS p${j}`)
+    const sql =
+      `SELECT s.__idx AS __idx, d.file_row_number AS __frn, ${[...cols, ...parts].join(', ')} ` +
+      `FROM ${scan} d JOIN w_src s ON d.${sqlIdent(FILE_COL)} = s.__path ` +
+      'ANTI JOIN w_dv v ON v.__idx = s.__idx AND v.__pos = d.file_row_number'
+    return { sql, paths }
+  }
+
+  /** Fills a `(__idx, __pos)` table from positions keyed by source key. */
+  async appendPositions(
+    table: string,
+    sources: readonly DataFileRef[],
+    positions: ReadonlyMap<string, readonly number[]>,
+  ): Promise<void> {
+    await this.con.run(`CREATE OR REPLACE TEMP TABLE ${table} (__idx INTEGER, __pos BIGINT)`)
+    const appender = await this.con.createAppender(table, 'main', 'temp')
+    sources.forEach((f, i) => {
+      for (const p of positions.get(f.key) ?? []) {
+        appender.appendInteger(i)
+        appender.appendBigInt(BigInt(p))
+        appender.endRow()
+      }
+    })
+    appender.closeSync()
+  }
+
+  /** Writes the rows of each group of `table` to files near the target size, then uploads them. */
+  async writeGroups(table: string, groups: readonly GroupSpec[]): Promise<WrittenFile[]> {
+    const layout = this.layout
+    const select = dataSelectList(layout)
+    const files: ScratchFile[] = []
+    for (const g of groups) {
+      this.check()
+      const dir = join(this.#dir, `g${this.#scratchIndex++}`)
+      const written = await this.#copy(
+        `SELECT ${select} FROM ${table} WHERE ${g.where}`,
+        dir,
+        layout.targetFileSize,
+      )
+      for (const w of written) files.push({ localPath: w.path, partitionValues: g.partitionValues })
+    }
+    return this.#finish(files)
+  }
+
+  /** Compacts one bin into one file, its sources' live rows in bin order then row order. */
+  async compactBin(
+    sources: readonly DataFileRef[],
+    partitionValues: Readonly<Record<string, string | null>>,
+  ): Promise<CompactionOutput> {
+    const { sql: rel, paths } = await this.sourceRelation(sources, false)
+    const physical = await this.#countsBySource(
+      `SELECT s.__idx, count(*) FROM read_parquet([${paths.map(sqlString).join(', ')}], ` +
+        `filename = ${sqlString(FILE_COL)}, union_by_name = true, hive_partitioning = false) d ` +
+        `JOIN w_src s ON d.${sqlIdent(FILE_COL)} = s.__path GROUP BY s.__idx`,
+    )
+    const live = await this.#countsBySource(`SELECT __idx, count(*) FROM (${rel}) GROUP BY __idx`)
+    const compacted: CompactedSource[] = []
+    let offset = 0
+    sources.forEach((f, i) => {
+      const rowCount = live.get(i) ?? 0
+      compacted.push(
+        Object.freeze({
+          key: f.key,
+          rowOffsetInTarget: offset,
+          rowCount,
+          physicalRowCount: physical.get(i) ?? 0,
+        }),
+      )
+      offset += rowCount
+    })
+    if (offset === 0) return Object.freeze({ file: null, sources: Object.freeze(compacted) })
+
+    // The offsets above are only true if rows land in exactly this order: hence the ORDER BY.
+    const target = join(this.#dir, `bin-${this.#scratchIndex++}.parquet`)
+    const written = await this.#copy(
+      `SELECT ${dataSelectList(this.layout)} FROM (${rel}) ORDER BY __idx, __frn`,
+      target,
+      undefined,
+    )
+    const rows = written.reduce((n, w) => n + w.count, 0)
+    if (written.length !== 1 || rows !== offset) {
+      throw new InternalError(
+        `compaction wrote ${written.length} file(s) with ${rows} rows where one file with ${offset} rows was planned`,
+      )
+    }
+    const [file] = await this.#finish([{ localPath: (written[0] as { path: string }).path, partitionValues }])
+    if (file === undefined || file.numRecords !== offset) {
+      throw new InternalError(`compacted file holds ${file?.numRecords} rows, ${offset} were planned`)
+    }
+    return Object.freeze({ file, sources: Object.freeze(compacted) })
+  }
+
+  async releaseStaged(): Promise<void> {
+    const staged = this.#staged
+    this.#staged = []
+    await Promise.all(staged.map((s) => s.release()))
+  }
+
+  /** Deletes the files this job stored; used when the job fails after some uploads. */
+  async undoUploads(): Promise<void> {
+    for (const key of this.#uploaded.splice(0)) {
+      try {
+        await this.#store.delete(key)
+      } catch {
+        // Best effort: an orphan data file is harmless (VACUUM removes it); the original error matters.
+      }
+    }
+  }
+
+  async close(): Promise<void> {
+    try {
+      this.con.closeSync()
+    } finally {
+      await this.releaseStaged()
+      await rm(this.#dir, { recursive: true, force: true })
+    }
+  }
+
+  // === Private steps ===
+
+  async #countsBySource(sql: string): Promise<Map<number, number>> {
+    const rows = (await this.con.runAndReadAll(sql)).getRows()
+    return new Map(rows.map((r) => [Number(r[0]), Number(r[1])]))
+  }
+
+  /** COPY to a file, or to a directory of files cut near `fileSize`; returns the non-empty files. */
+  async #copy(
+    select: string,
+    target: string,
+    fileSize: number | undefined,
+  ): Promise<{ path: string; count: number }[]> {
+    this.check()
+    const layout = this.layout
+    const options = ['FORMAT parquet', 'COMPRESSION snappy', 'RETURN_STATS']
+    if (fileSize !== undefined) options.push(`FILE_SIZE_BYTES ${fileSize}`)
+    if (layout.fieldIdsSql !== undefined) options.push(`FIELD_IDS ${layout.fieldIdsSql}`)
+    const result = await this.con.runAndReadAll(
+      `COPY (${select}) TO ${sqlString(target)} (${options.join(', ')})`,
+    )
+    const names = result.columnNames()
+    const fileAt = names.indexOf('filename')
+    const countAt = names.indexOf('count')
+    if (fileAt < 0 || countAt < 0) throw new InternalError('DuckDB COPY did not return file statistics')
+    return result
+      .getRows()
+      .map((r) => ({ path: String(r[fileAt]), count: Number(r[countAt]) }))
+      .filter((w) => w.count > 0)
+  }
+
+  /** Computes the statistics of the scratch files and stores them under fresh names. */
+  async #finish(files: readonly ScratchFile[]): Promise<WrittenFile[]> {
+    if (files.length === 0) return []
+    const layout = this.layout
+    const stats = fileStatsQuery(layout.statsLeaves)
+    const result = await this.con.runAndReadAll(
+      `SELECT ${sqlIdent(FILE_COL)}, ${stats.selectList} FROM read_parquet([${files
+        .map((f) => sqlString(f.localPath))
+        .join(
+          ', ',
+        )}], filename = ${sqlString(FILE_COL)}, hive_partitioning = false) GROUP BY ${sqlIdent(FILE_COL)}`,
+    )
+    const byFile = new Map<string, readonly DuckDBValue[]>()
+    for (const row of result.getRows()) byFile.set(String(row[0]), row.slice(1))
+    const partitionPhysical = layout.partitionColumns.map((c) => c.physicalName)
+    const out: WrittenFile[] = []
+    for (const f of files) {
+      this.check()
+      const values = byFile.get(f.localPath)
+      if (values === undefined) throw new InternalError(`no statistics for the written file ${f.localPath}`)
+      const { json, numRecords } = stats.toStats(values)
+      const name = `part-${String(this.#fileIndex++).padStart(5, '0')}-${randomUUID()}.c000.snappy.parquet`
+      const key = `${layout.pathPrefix}${partitionDirectory(partitionPhysical, f.partitionValues)}${name}`
+      const bytes = await readFile(f.localPath)
+      try {
+        await this.#store.put(key, bytes, { ifNotExists: true, signal: this.#signal })
+      } catch (err) {
+        if (isDeltaError(err, 'DELTA_FILE_ALREADY_EXISTS')) {
+          throw new InternalError(`a new data file name collided with an existing object '${key}'`, {
+            cause: err,
+          })
+        }
+        throw err
+      }
+      this.#uploaded.push(key)
+      out.push(
+        Object.freeze({
+          key,
+          path: encodeAddPath(key),
+          size: bytes.length,
+          partitionValues: Object.freeze({ ...f.partitionValues }),
+          stats: json,
+          numRecords,
+        }),
+      )
+    }
+    return out
+  }
+}
+
+// === Rows, partitions and expressions ===
+
+/**
+ * Checks every row's shape and partition values, and groups row indexes by partition.
+ *
+ * @throws {InvalidArgumentError} naming the row and column at fault
+ */
+function groupRowsByPartition(
+  rows: readonly unknown[],
+  layout: WriteLayout,
+): { groups: Record<string, string | null>[]; rowsByGroup: number[][] } {
+  const known = new Set([...layout.dataColumns, ...layout.partitionColumns].map((c) => c.name))
+  // Void columns are never stored, but rows may carry them as null.
+  const voids = new Set(layout.voidColumns)
+  const groups: Record<string, string | null>[] = []
+  const rowsByGroup: number[][] = []
+  const index = new Map<string, number>()
+  for (let r = 0; r < rows.length; r++) {
+    const row = rows[r]
+    if (!isPlainObject(row)) {
+      throw new InvalidArgumentError(`Row ${r} is not a plain object`, { argument: 'rows' })
+    }
+    for (const k of Object.keys(row)) {
+      if (known.has(k) || (voids.has(k) && (row[k] === null || row[k] === undefined))) continue
+      if (voids.has(k)) {
+        throw new InvalidArgumentError(`Row ${r}, column '${k}': expected null (the column type is void)`, {
+          argument: 'rows',
+        })
+      }
+      unknownColumn({ row: r }, k, k, known)
+    }
+    const values: Record<string, string | null> = {}
+    for (const c of layout.partitionColumns) values[c.physicalName] = partitionValueOfRow(row[c.name], c, r)
+    const id = JSON.stringify(layout.partitionColumns.map((c) => values[c.physicalName] ?? null))
+    let g = index.get(id)
+    if (g === undefined) {
+      g = groups.length
+      index.set(id, g)
+      groups.push(values)
+      rowsByGroup.push([])
+    }
+    ;(rowsByGroup[g] as number[]).push(r)
+  }
+  return { groups, rowsByGroup }
+}
+
+function partitionValueOfRow(value: unknown, c: PartitionColumn, row: number): string | null {
+  if (value === null || value === undefined) {
+    if (!c.nullable) {
+      throw new InvalidArgumentError(
+        `Row ${row}, column '${c.name}': expected a non-null value (the column is not nullable)`,
+        {
+          argument: 'rows',
+        },
+      )
+    }
+    return null
+  }
+  const typed = toPartitionInput(value, c.type, { row, column: c.name })
+  try {
+    return emptyToNull(serializePartitionValue(typed, c.type, c.name))
+  } catch (err) {
+    if (!isDeltaError(err)) throw err
+    throw new InvalidArgumentError(`Row ${row}, column '${c.name}': ${err.message}`, {
+      argument: 'rows',
+      cause: err,
+    })
+  }
+}
+
+// The log reads an empty partition value as null, so one is written as null outright.
+function emptyToNull(v: string | null): string | null {
+  return v === '' ? null : v
+}
+
+/** Groups `w_out` by its partition columns into `w_final` (with `__gid`); returns each group's values. */
+async function groupTableByPartition(
+  con: DuckDBConnection,
+  layout: WriteLayout,
+): Promise<Record<string, string | null>[]> {
+  const parts = layout.partitionColumns.map((_, j) => `p${j}`)
+  await con.run(
+    `CREATE TEMP TABLE w_groups AS SELECT row_number() OVER () - 1 AS __gid, * FROM (SELECT DISTINCT ${parts.join(', ')} FROM w_out)`,
+  )
+  const rows = (await con.runAndReadAll(`SELECT ${parts.join(', ')} FROM w_groups ORDER BY __gid`)).getRows()
+  const groups = rows.map((r, g) => {
+    const values: Record<string, string | null> = {}
+    layout.partitionColumns.forEach((c, j) => {
+      const js = toJsValue(r[j] ?? null, c.type)
+      values[c.physicalName] =
+        js === null
+          ? null
+          : emptyToNull(
+              serializePartitionValue(
+                toPartitionInput(js, c.type, { row: g, column: c.name }),
+                c.type,
+                c.name,
+              ),
+            )
+    })
+    return values
+  })
+  const on = parts.map((p) => `o.${p} IS NOT DISTINCT FROM g.${p}`).join(' AND ')
+  await con.run(
+    `CREATE TEMP TABLE w_final AS SELECT o.*, g.__gid FROM w_out o JOIN w_groups g ON ${on} ORDER BY g.__gid, o.__idx, o.__frn`,
+  )
+  return groups
+}
+
+/** Fails when a `set` made a non-nullable column null. */
+async function checkNotNull(
+  con: DuckDBConnection,
+  layout: WriteLayout,
+  set: ReadonlyMap<LayoutColumn, Expression>,
+): Promise<void> {
+  const checks: { column: string; sql: string }[] = []
+  layout.dataColumns.forEach((c, i) => {
+    if (!c.nullable && set.has(c))
+      checks.push({ column: c.name, sql: `count(*) FILTER (WHERE d${i} IS NULL)` })
+  })
+  layout.partitionColumns.forEach((c, j) => {
+    if (!c.nullable && set.has(c))
+      checks.push({ column: c.name, sql: `count(*) FILTER (WHERE p${j} IS NULL)` })
+  })
+  if (checks.length === 0) return
+  const row =
+    (await con.runAndReadAll(`SELECT ${checks.map((c) => c.sql).join(', ')} FROM w_out`)).getRows()[0] ?? []
+  checks.forEach((c, k) => {
+    const nulls = Number(row[k] ?? 0)
+    if (nulls > 0) {
+      throw new InvalidArgumentError(
+        `The new value of column '${c.column}' is null in ${nulls} row(s), but the column is not nullable`,
+        {
+          argument: 'set',
+        },
+      )
+    }
+  })
+}
+
+function resolveSet(
+  set: Readonly<Record<string, Expression>> | undefined,
+  layout: WriteLayout,
+): Map<LayoutColumn, Expression> {
+  const out = new Map<LayoutColumn, Expression>()
+  if (set === undefined) return out
+  const all: LayoutColumn[] = [...layout.dataColumns, ...layout.partitionColumns]
+  for (const [name, expr] of Object.entries(set)) {
+    const c = all.find((x) => x.name.toLowerCase() === name.toLowerCase())
+    if (c === undefined) {
+      throw new InvalidArgumentError(`Cannot set unknown column '${name}'`, {
+        argument: 'set',
+        hint: `Set top-level columns by name; known columns: ${all.map((x) => x.name).join(', ')}`,
+      })
+    }
+    if (out.has(c)) throw new InvalidArgumentError(`Column '${c.name}' is set twice`, { argument: 'set' })
+    out.set(c, expr)
+  }
+  return out
+}
+
+/** SQL for logical column paths over a relation with `d<i>` and `p<j>` columns. */
+class ColumnResolver {
+  readonly #layout: WriteLayout
+  readonly #alias: string
+
+  constructor(layout: WriteLayout, alias: string) {
+    this.#layout = layout
+    this.#alias = alias
+  }
+
+  sql(path: readonly string[]): string {
+    const [head, ...rest] = path
+    const lower = (head ?? '').toLowerCase()
+    const d = this.#layout.dataColumns.findIndex((c) => c.name.toLowerCase() === lower)
+    const p = this.#layout.partitionColumns.findIndex((c) => c.name.toLowerCase() === lower)
+    const col = d >= 0 ? this.#layout.dataColumns[d] : this.#layout.partitionColumns[p]
+    if (col === undefined) {
+      throw new InvalidArgumentError(`Unknown column '${path.join('.')}' in a rewrite expression`, {
+        argument: 'where',
+        hint: `Known columns: ${[...this.#layout.dataColumns, ...this.#layout.partitionColumns].map((c) => c.name).join(', ')}`,
+      })
+    }
+    let sql = `${this.#alias}.${d >= 0 ? `d${d}` : `p${p}`}`
+    let type: DataType = col.type
+    for (const name of rest) {
+      const field =
+        typeof type === 'object' && type.type === 'struct'
+          ? type.fields.find((f) => f.name.toLowerCase() === name.toLowerCase())
+          : undefined
+      if (field === undefined) {
+        throw new InvalidArgumentError(`Unknown column '${path.join('.')}' in a rewrite expression`, {
+          argument: 'where',
+        })
+      }
+      sql = `struct_extract(${sql}, ${sqlString(physicalNameOf(field, this.#layout.columnMappingMode))})`
+      type = field.type
+    }
+    return sql
+  }
+}
+
+function dataSelectList(layout: WriteLayout): string {
+  return layout.dataColumns.map((c, i) => `d${i} AS ${sqlIdent(c.physicalName)}`).join(', ')
+}
+
+function checkUniqueKeys(files: readonly DataFileRef[], argument: string): void {
+  const seen = new Set<string>()
+  for (const f of files) {
+    if (seen.has(f.key)) {
+      throw new InvalidArgumentError(`File '${f.key}' is listed twice in ${argument}`, { argument })
+    }
+    seen.add(f.key)
+  }
+}
+
+function checkPositions(
+  positions: ReadonlyMap<string, readonly number[]> | undefined,
+  sources: readonly DataFileRef[],
+): ReadonlyMap<string, readonly number[]> | undefined {
+  if (positions === undefined) return undefined
+  if (!(positions instanceof Map)) {
+    throw new InvalidArgumentError('positions must be a Map from source key to row positions', {
+      argument: 'positions',
+    })
+  }
+  const keys = new Set(sources.map((f) => f.key))
+  for (const [key, list] of positions) {
+    if (!keys.has(key)) {
+      throw new InvalidArgumentError(`positions names '${key}', which is not among the sources`, {
+        argument: 'positions',
+      })
+    }
+    for (const p of list) {
+      if (!Number.isSafeInteger(p) || p < 0) {
+        throw new InvalidArgumentError(
+          `positions of '${key}' hold ${p}; row positions are non-negative integers`,
+          {
+            argument: 'positions',
+          },
+        )
+      }
+    }
+  }
+  return positions
+}
+
+function normalizedPartitionValues(f: DataFileRef, layout: WriteLayout): Record<string, string | null> {
+  const out: Record<string, string | null> = {}
+  for (const c of layout.partitionColumns) {
+    const raw = f.partitionValues[c.physicalName] ?? f.partitionValues[c.name] ?? null
+    out[c.physicalName] = emptyToNull(raw)
+  }
+  return out
+}
+
+/** A partition value from the log as an exact, typed SQL literal. */
+function partitionLiteral(f: DataFileRef, c: PartitionColumn): string {
+  const raw = f.partitionValues[c.physicalName] ?? f.partitionValues[c.name] ?? null
+  const value: PartitionValue = parsePartitionValue(raw, c.type, c.name)
+  return typedLiteral(value, c.type)
+}
+
+function typedLiteral(value: PartitionValue, type: PrimitiveType): string {
+  const t = duckType(type)
+  if (value === null) return `CAST(NULL AS ${t})`
+  if (value instanceof Uint8Array) return `from_hex(${sqlString(Buffer.from(value).toString('hex'))})`
+  switch (type) {
+    case 'string':
+      return sqlString(String(value))
+    case 'boolean':
+      return value ? 'TRUE' : 'FALSE'
+    case 'date':
+      return `DATE ${sqlString(String(value))}`
+    case 'timestamp':
+      return `CAST(make_timestamp(CAST(${String(value)} AS BIGINT)) AS TIMESTAMPTZ)`
+    case 'timestamp_ntz':
+      return `make_timestamp(CAST(${String(value)} AS BIGINT))`
+    default:
+      return decimalParts(type) !== undefined || type === 'float' || type === 'double'
+        ? `CAST(${sqlString(String(value))} AS ${t})`
+        : `CAST(${String(value)} AS ${t})`
+  }
+}
+
+function wrap(err: unknown, what: string): unknown {
+  if (isDeltaError(err) || (err instanceof Error && err.name === 'AbortError')) return err
+  const msg = err instanceof Error ? err.message : String(err)
+  return new StorageError(`Data ${what} failed: ${msg}`, { cause: err })
+}
