@@ -7,6 +7,7 @@ import { parsePredicate } from '../expressions/parse-predicate.js'
 import type { AddFile } from '../protocol/actions.js'
 import { decodeAddPath } from '../protocol/partition-values.js'
 import { columnMappingId, fieldByName, physicalName } from '../protocol/schema.js'
+import { parseStats } from '../protocol/stats.js'
 import { columnMappingModeProperty } from '../protocol/table-properties.js'
 import type { Snapshot } from '../snapshot/snapshot.js'
 import { mapLimit } from '../util/map-limit.js'
@@ -107,6 +108,12 @@ export class TableScan implements AsyncIterable<Row[]> {
     const snap = await this.#snap()
     const { files, predicate } = await this.plan()
     this.#onFilesRead?.(files, predicate)
+    if (predicate === undefined) {
+      // numRecords counts every physical row and the DV cardinality the deleted ones, both
+      // exactly (protocol), so a plain count needs no data.
+      const fromLog = countFromLog(files)
+      if (fromLog !== undefined) return fromLog
+    }
     const refs = await dataFileRefs(this.#engine, files, this.#options.signal)
     return this.#engine.data.count({
       files: refs,
@@ -116,6 +123,16 @@ export class TableScan implements AsyncIterable<Row[]> {
       signal: this.#options.signal,
     })
   }
+}
+
+function countFromLog(files: readonly AddFile[]): number | undefined {
+  let total = 0
+  for (const f of files) {
+    const n = parseStats(f.stats)?.numRecords
+    if (n === undefined) return undefined
+    total += Number(n) - Number(f.deletionVector?.cardinality ?? 0n)
+  }
+  return total
 }
 
 /**
