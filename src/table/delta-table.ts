@@ -1,6 +1,8 @@
+import { type ConflictFlags, parseConflictFlags } from '../conflict/flags.js'
 import type { Engine } from '../engine/engine.js'
 import { createDefaultEngine } from '../engine-default/default-engine.js'
 import { FileNotFoundError, InvalidArgumentError } from '../errors/index.js'
+import type { AppendOptions } from '../ops/append.js'
 import { parseCommitFile } from '../protocol/action-json.js'
 import type { CommitInfo, Version } from '../protocol/actions.js'
 import { commitFileName, LOG_DIR, parseLogFileName } from '../protocol/log-files.js'
@@ -10,7 +12,11 @@ import type { Snapshot } from '../snapshot/snapshot.js'
 import { type CheckpointResult, writeCheckpoint } from '../snapshot/write-checkpoint.js'
 import { openStore } from '../storage/index.js'
 import type { ObjectStore } from '../storage/object-store.js'
+import type { CommitRetryPolicy } from '../txn/commit-options.js'
+import type { CommitResult } from '../txn/commit-result.js'
+import { type BeginOptions, Transaction } from '../txn/transaction.js'
 import { mapLimit } from '../util/map-limit.js'
+import { type CreateOptions, createTable } from './create-table.js'
 
 /** Options of {@link DeltaTable.open}. */
 export interface OpenOptions {
@@ -18,6 +24,15 @@ export interface OpenOptions {
   readonly storage?: ObjectStore
   /** A custom engine (its `storage` is the table root); overrides `storage`. */
   readonly engine?: Engine
+  /**
+   * Row-level reconciliation flags (all off by default): an object of flag names (with or
+   * without the `spark.databricks.delta.` prefix) to booleans, or `'all'`.
+   */
+  readonly conflicts?: 'all' | 'none' | Readonly<Record<string, boolean | string | number>>
+  /** Commit retry policy. */
+  readonly retry?: Partial<CommitRetryPolicy>
+  /** Write a checkpoint every `delta.checkpointInterval` commits (default true). */
+  readonly autoCheckpoint?: boolean
 }
 
 /** One entry of {@link DeltaTable.history}. */
@@ -46,12 +61,42 @@ export class DeltaTable {
   readonly location: string
   /** The engine doing the I/O. */
   readonly engine: Engine
+  /** The reconciliation flags in force for this handle's commits. */
+  readonly conflicts: ConflictFlags
   readonly #ownsEngine: boolean
+  readonly #options: OpenOptions
 
-  private constructor(location: string, engine: Engine, ownsEngine: boolean) {
+  private constructor(location: string, engine: Engine, ownsEngine: boolean, options: OpenOptions) {
     this.location = location
     this.engine = engine
     this.#ownsEngine = ownsEngine
+    this.#options = options
+    this.conflicts = parseConflictFlags(options.conflicts === 'none' ? {} : (options.conflicts ?? {}))
+  }
+
+  /**
+   * Creates a table (version 0: protocol and metadata) and opens it.
+   *
+   * @param location - where the table goes
+   * @param options - schema, partitioning, properties, and what to do if a table exists
+   * @param openOptions - as for {@link DeltaTable.open}
+   * @returns the open table
+   * @throws {TableAlreadyExistsError} when a table exists there and `ifExists` is `'error'`
+   */
+  static async create(
+    location: string,
+    options: CreateOptions,
+    openOptions: OpenOptions = {},
+  ): Promise<DeltaTable> {
+    const table = DeltaTable.#at(location, openOptions)
+    try {
+      await createTable(table.engine, location, options)
+      await table.snapshot()
+    } catch (err) {
+      await table.close()
+      throw err
+    }
+    return table
   }
 
   /**
@@ -80,9 +125,9 @@ export class DeltaTable {
         argument: 'location',
       })
     }
-    if (options.engine) return new DeltaTable(location, options.engine, false)
+    if (options.engine) return new DeltaTable(location, options.engine, false, options)
     const storage = options.storage ?? openStore(location)
-    return new DeltaTable(location, createDefaultEngine(storage), true)
+    return new DeltaTable(location, createDefaultEngine(storage), true, options)
   }
 
   /**
@@ -92,6 +137,51 @@ export class DeltaTable {
    */
   snapshot(options: LoadSnapshotOptions = {}): Promise<Snapshot> {
     return loadSnapshot(this.engine, this.location, options)
+  }
+
+  /**
+   * Starts a transaction on the latest snapshot: stage operations and reads, then `commit()`.
+   *
+   * @throws {UnsupportedTableFeatureError} when the table needs a writer feature delta-rlc lacks
+   */
+  async begin(options: BeginOptions = {}): Promise<Transaction> {
+    const snapshot = await this.snapshot({ signal: options.signal })
+    return new Transaction(
+      {
+        engine: this.engine,
+        snapshot,
+        flags: this.conflicts,
+        retry: this.#options.retry,
+        autoCheckpoint: this.#options.autoCheckpoint,
+      },
+      options,
+    )
+  }
+
+  /**
+   * Appends rows (a blind append) as one commit.
+   *
+   * @param rows - plain objects keyed by column name
+   * @throws {InvalidArgumentError} for rows that do not fit the schema; nothing is written
+   */
+  async append(
+    rows: readonly Readonly<Record<string, unknown>>[],
+    options: AppendOptions = {},
+  ): Promise<CommitResult> {
+    const txn = await this.begin()
+    await txn.append(rows, options)
+    return txn.commit()
+  }
+
+  /**
+   * Deletes the rows matching a predicate (every row when it is absent) as one commit.
+   *
+   * @param where - SQL predicate, e.g. `"id = 5 AND part = 'a'"`
+   */
+  async delete(where?: string): Promise<CommitResult> {
+    const txn = await this.begin()
+    await txn.delete(where)
+    return txn.commit()
   }
 
   /**

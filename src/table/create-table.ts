@@ -1,0 +1,147 @@
+import { randomUUID } from 'node:crypto'
+import type { Engine } from '../engine/engine.js'
+import {
+  FileAlreadyExistsError,
+  InvalidArgumentError,
+  TableAlreadyExistsError,
+  UnsupportedError,
+} from '../errors/index.js'
+import { serializeCommit } from '../protocol/action-json.js'
+import type { Action, Metadata } from '../protocol/actions.js'
+import { commitKey, LOG_DIR } from '../protocol/log-files.js'
+import {
+  fieldByName,
+  parseDdlSchema,
+  type StructType,
+  serializeSchema,
+  toStructType,
+} from '../protocol/schema.js'
+import { checkWriteSupported, protocolForProperties } from '../protocol/table-features.js'
+import { columnMappingModeProperty, parseTableProperties } from '../protocol/table-properties.js'
+import { ENGINE_INFO } from '../txn/transaction.js'
+
+/** Options of `DeltaTable.create`. */
+export interface CreateOptions {
+  /** `'id long not null, name string, ...'` (Spark DDL) or a Delta schema object. */
+  readonly schema: string | StructType | Readonly<Record<string, unknown>>
+  /** Partition columns, in order. */
+  readonly partitionBy?: readonly string[]
+  /** Table properties (`delta.enableDeletionVectors`, `delta.appendOnly`, ...). */
+  readonly properties?: Readonly<Record<string, string>>
+  /** What to do when a table exists already (default `'error'`). */
+  readonly ifExists?: 'error' | 'ignore'
+  /** Table name written to the metadata. */
+  readonly name?: string
+  readonly description?: string
+}
+
+/**
+ * Writes version 0 of a new table: protocol and metadata, with put-if-absent so that of two
+ * concurrent creators exactly one wins.
+ *
+ * @returns false when the table existed and `ifExists` is `'ignore'`
+ * @throws {TableAlreadyExistsError} when the table exists and `ifExists` is `'error'`
+ * @throws {InvalidArgumentError} on a bad schema, partitioning or property
+ * @throws {UnsupportedError} for features delta-rlc cannot write (column mapping, change data feed, ...)
+ */
+export async function createTable(
+  engine: Engine,
+  location: string,
+  options: CreateOptions,
+): Promise<boolean> {
+  if (options === null || typeof options !== 'object' || options.schema === undefined) {
+    throw new InvalidArgumentError('DeltaTable.create needs a schema', {
+      argument: 'schema',
+      hint: "Pass { schema: 'id long not null, name string' }.",
+    })
+  }
+  const schema =
+    typeof options.schema === 'string' ? parseDdlSchema(options.schema) : toStructType(options.schema)
+  const partitionBy = [...(options.partitionBy ?? [])]
+  for (const p of partitionBy) {
+    const f = fieldByName(schema, p)
+    if (!f) {
+      throw new InvalidArgumentError(`Partition column '${p}' is not in the schema`, {
+        argument: 'partitionBy',
+      })
+    }
+    if (typeof f.type !== 'string') {
+      throw new InvalidArgumentError(`Partition column '${p}' must have a primitive type`, {
+        argument: 'partitionBy',
+      })
+    }
+  }
+  if (new Set(partitionBy).size !== partitionBy.length) {
+    throw new InvalidArgumentError('Partition columns must be distinct', { argument: 'partitionBy' })
+  }
+  if (partitionBy.length > 0 && partitionBy.length === schema.fields.length) {
+    throw new InvalidArgumentError('A table needs at least one column that is not a partition column', {
+      argument: 'partitionBy',
+    })
+  }
+  const properties = { ...(options.properties ?? {}) }
+  parseTableProperties(properties)
+  if (columnMappingModeProperty(properties) !== 'none') {
+    throw new UnsupportedError(
+      'Creating tables with column mapping is not supported; tables that use it can be read',
+    )
+  }
+  if ((properties['delta.enableChangeDataFeed'] ?? '').toLowerCase() === 'true') {
+    throw new UnsupportedError(
+      'Change data feed is not supported by delta-rlc; remove delta.enableChangeDataFeed',
+    )
+  }
+  const protocol = protocolForProperties(properties, schema)
+  const metadata: Metadata = {
+    id: randomUUID(),
+    ...(options.name === undefined ? {} : { name: options.name }),
+    ...(options.description === undefined ? {} : { description: options.description }),
+    format: { provider: 'parquet', options: {} },
+    schemaString: serializeSchema(schema),
+    partitionColumns: partitionBy,
+    configuration: properties,
+    createdTime: BigInt(Date.now()),
+  }
+  checkWriteSupported(protocol, metadata)
+  const actions: Action[] = [
+    {
+      commitInfo: {
+        timestamp: BigInt(Date.now()),
+        operation: 'CREATE TABLE',
+        operationParameters: {
+          partitionBy: JSON.stringify(partitionBy),
+          properties: JSON.stringify(properties),
+        },
+        isolationLevel: 'Serializable',
+        isBlindAppend: true,
+        engineInfo: ENGINE_INFO,
+        txnId: randomUUID(),
+      },
+    },
+    { protocol },
+    { metaData: metadata },
+  ]
+  const exists = await hasLog(engine)
+  if (exists) return refuseOrIgnore(location, options)
+  try {
+    await engine.storage.put(commitKey(0n), new TextEncoder().encode(serializeCommit(actions)), {
+      ifNotExists: true,
+    })
+  } catch (err) {
+    if (err instanceof FileAlreadyExistsError) return refuseOrIgnore(location, options)
+    throw err
+  }
+  return true
+}
+
+function refuseOrIgnore(location: string, options: CreateOptions): false {
+  if (options.ifExists === 'ignore') return false
+  throw new TableAlreadyExistsError(location)
+}
+
+async function hasLog(engine: Engine): Promise<boolean> {
+  for await (const f of engine.storage.listFrom(LOG_DIR)) {
+    if (/^_delta_log\/\d{20}\.(json|checkpoint\.)/.test(f.key)) return true
+  }
+  return false
+}

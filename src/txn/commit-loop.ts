@@ -1,0 +1,226 @@
+import { checkConflicts } from '../conflict/check-conflicts.js'
+import type { FetchedFacts, FetchPlan } from '../conflict/fetched-facts.js'
+import type { ConflictFlags } from '../conflict/flags.js'
+import { planConflictFetches } from '../conflict/plan-fetches.js'
+import type { Reconciliation } from '../conflict/reconciliation.js'
+import type { TransactionInfo } from '../conflict/transaction-info.js'
+import { summarizeWinningCommit } from '../conflict/winning-commit.js'
+import type { RoaringBitmapArray } from '../dv/roaring-bitmap-array.js'
+import type { ColumnSpec } from '../engine/data-plane.js'
+import type { Engine } from '../engine/engine.js'
+import {
+  CommitStateUnknownError,
+  FileAlreadyExistsError,
+  FileNotFoundError,
+  isDeltaError,
+  MaxCommitRetriesError,
+  StorageError,
+} from '../errors/index.js'
+import { parseCommitFile, serializeCommit } from '../protocol/action-json.js'
+import type { Action, CommitInfo, Version } from '../protocol/actions.js'
+import { commitKey, LOG_DIR, parseLogFileName } from '../protocol/log-files.js'
+import { decodeAddPath } from '../protocol/partition-values.js'
+import { loadDeletionVector } from '../scan/load-deletion-vector.js'
+import { backoffDelay, type CommitRetryPolicy } from './commit-options.js'
+
+/** Everything the loop needs to land one transaction. */
+export interface CommitLoopRequest {
+  readonly engine: Engine
+  /** The losing-transaction description the conflict checker works on. */
+  readonly txn: TransactionInfo
+  /** The commitInfo to write first in the commit (txnId included). */
+  readonly commitInfo: CommitInfo
+  readonly txnId: string
+  readonly flags: ConflictFlags
+  readonly retry: CommitRetryPolicy
+  /** The read snapshot's columns, for row queries of the conflict checker. */
+  readonly columns: readonly ColumnSpec[]
+  readonly signal?: AbortSignal | undefined
+  /** Random source for backoff jitter (tests pass a seeded one). */
+  readonly random?: () => number
+}
+
+/** What the loop achieved. */
+export interface CommitLoopResult {
+  readonly version: Version
+  readonly attempts: number
+  readonly reconciliations: readonly Reconciliation[]
+  /** The actions finally committed (after reconciliations rewrote them). */
+  readonly actions: readonly Action[]
+}
+
+/**
+ * Commits a transaction with optimistic concurrency: put-if-absent of the next log version; on
+ * losing the race, every winning commit since the read version is checked in order (and
+ * reconciled at row level where the flags allow and it is proven), then the put is retried
+ * after the last winner, with bounded exponential backoff and jitter.
+ *
+ * A put whose outcome is unknown (an ambiguous storage error) is resolved from the log: the
+ * commit carries a unique txnId, and a version holding it is this transaction's own, so the
+ * same work is never committed twice.
+ *
+ * @throws {ConcurrentModificationError} when a winner genuinely conflicts
+ * @throws {MaxCommitRetriesError} after `retry.maxAttempts` puts
+ * @throws {CommitStateUnknownError} when storage keeps failing ambiguously and the log cannot
+ *   tell whether the commit landed
+ */
+export async function runCommitLoop(req: CommitLoopRequest): Promise<CommitLoopResult> {
+  const { engine, flags, signal } = req
+  const random = req.random ?? Math.random
+  let txn = req.txn
+  let attemptVersion = txn.readVersion + 1n
+  const reconciliations: Reconciliation[] = []
+  let attempts = 0
+  let storageFailures = 0
+  for (;;) {
+    signal?.throwIfAborted()
+    if (attempts >= req.retry.maxAttempts) throw new MaxCommitRetriesError(attempts)
+    attempts++
+    const body = serializeCommit([{ commitInfo: { ...req.commitInfo } }, ...txn.actions])
+    try {
+      await engine.storage.put(commitKey(attemptVersion), new TextEncoder().encode(body), {
+        ifNotExists: true,
+        signal,
+      })
+      return { version: attemptVersion, attempts, reconciliations, actions: txn.actions }
+    } catch (err) {
+      if (err instanceof StorageError && !(err instanceof FileAlreadyExistsError)) {
+        storageFailures++
+        if (storageFailures > req.retry.maxAttempts) {
+          throw err.ambiguous ? new CommitStateUnknownError(attemptVersion, req.txnId, { cause: err }) : err
+        }
+        if (err.ambiguous) {
+          const landed = await readCommitIfPresent(engine, attemptVersion, signal)
+          if (landed === undefined) {
+            await sleep(backoffDelay(req.retry, attempts, random()), signal)
+            continue
+          }
+          if (ownsCommit(landed, req.txnId))
+            return { version: attemptVersion, attempts, reconciliations, actions: txn.actions }
+          // Someone else's commit is there: fall through to conflict resolution.
+        } else if (err.retryable) {
+          await sleep(backoffDelay(req.retry, attempts, random()), signal)
+          continue
+        } else {
+          throw err
+        }
+      } else if (!(err instanceof FileAlreadyExistsError)) {
+        throw err
+      }
+    }
+
+    // Lost the race for attemptVersion: check every winner in order.
+    const latest = await latestVersion(engine, attemptVersion, signal)
+    for (let v = attemptVersion; v <= latest; v++) {
+      const actions = await readCommitIfPresent(engine, v, signal)
+      if (actions === undefined) break
+      if (ownsCommit(actions, req.txnId)) {
+        // An earlier ambiguous put of ours landed after all.
+        return { version: v, attempts, reconciliations, actions: txn.actions }
+      }
+      const winner = summarizeWinningCommit(v, actions)
+      const plan = planConflictFetches(txn, winner, flags)
+      const fetched = await fetchFacts(engine, req.columns, plan, signal)
+      const result = checkConflicts(txn, winner, flags, fetched)
+      if (result.kind === 'conflict') throw result.error
+      txn = result.txn
+      reconciliations.push(...result.reconciliations)
+      attemptVersion = v + 1n
+    }
+    await sleep(backoffDelay(req.retry, attempts, random()), signal)
+  }
+}
+
+// === Log access ===
+
+function ownsCommit(actions: readonly Action[], txnId: string): boolean {
+  return actions.some((a) => 'commitInfo' in a && a.commitInfo.txnId === txnId)
+}
+
+async function readCommitIfPresent(
+  engine: Engine,
+  version: Version,
+  signal?: AbortSignal,
+): Promise<Action[] | undefined> {
+  const key = commitKey(version)
+  try {
+    const bytes = await engine.storage.read(key, undefined, { signal })
+    return parseCommitFile(new TextDecoder().decode(bytes), { path: key, version })
+  } catch (err) {
+    if (err instanceof FileNotFoundError) return undefined
+    throw err
+  }
+}
+
+/** The newest commit version at or after `from` (at least `from`, which is known to exist). */
+async function latestVersion(engine: Engine, from: Version, signal?: AbortSignal): Promise<Version> {
+  let latest = from
+  const start = commitKey(from).slice(0, LOG_DIR.length + 20)
+  for await (const f of engine.storage.listFrom(start, { signal })) {
+    const name = parseLogFileName(f.key.slice(LOG_DIR.length))
+    if (name?.type === 'commit' && name.version > latest) latest = name.version
+  }
+  return latest
+}
+
+// === Facts for the conflict checker ===
+
+/**
+ * Loads what the checker asked for. A fact that cannot be loaded is left out, which makes the
+ * reconciliation that needed it refuse: the file-level answer stands.
+ */
+async function fetchFacts(
+  engine: Engine,
+  columns: readonly ColumnSpec[],
+  plan: FetchPlan,
+  signal?: AbortSignal,
+): Promise<FetchedFacts> {
+  const deletionVectors = new Map<string, RoaringBitmapArray>()
+  const rowMatches = new Map<string, boolean>()
+  for (const req of plan.deletionVectors) {
+    try {
+      deletionVectors.set(req.key, await loadDeletionVector(engine, req.descriptor, signal))
+    } catch (err) {
+      if (!isDeltaError(err)) throw err
+    }
+  }
+  for (const q of plan.rowQueries) {
+    try {
+      const decoded = decodeAddPath(q.file.path)
+      if (decoded.kind !== 'relative') continue
+      const live = q.file.deletionVector
+        ? await loadDeletionVector(engine, q.file.deletionVector, signal)
+        : undefined
+      const [matches] = await engine.data.matchPositions({
+        files: [{ key: decoded.key, deletedRows: live?.toArray(), partitionValues: q.file.partitionValues }],
+        predicate: q.predicate,
+        predicateColumns: columns,
+        signal,
+      })
+      let any = (matches?.positions.length ?? 0) > 0
+      if (any && q.onlyRowsDeletedBy) {
+        const removed = await loadDeletionVector(engine, q.onlyRowsDeletedBy, signal)
+        any = (matches?.positions ?? []).some((p) => removed.has(p))
+      }
+      rowMatches.set(q.key, any)
+    } catch (err) {
+      if (!isDeltaError(err)) throw err
+    }
+  }
+  return { deletionVectors, rowMatches }
+}
+
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  if (ms <= 0) return Promise.resolve()
+  return new Promise((resolve, reject) => {
+    const t = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort)
+      resolve()
+    }, ms)
+    const onAbort = () => {
+      clearTimeout(t)
+      reject(signal?.reason)
+    }
+    signal?.addEventListener('abort', onAbort, { once: true })
+  })
+}

@@ -1,0 +1,29 @@
+/** How the commit loop retries. */
+export interface CommitRetryPolicy {
+  /** Put attempts before `MaxCommitRetriesError` (default 100). */
+  readonly maxAttempts: number
+  /** First backoff after a lost race, ms (default 5); doubles per attempt with full jitter. */
+  readonly baseDelayMs: number
+  /** Backoff ceiling, ms (default 1000). */
+  readonly maxDelayMs: number
+}
+
+/** The defaults of {@link CommitRetryPolicy}. */
+export const DEFAULT_RETRY_POLICY: CommitRetryPolicy = Object.freeze({
+  maxAttempts: 100,
+  baseDelayMs: 5,
+  maxDelayMs: 1000,
+})
+
+/**
+ * The delay before attempt `attempt` (1-based): exponential with full jitter, so that writers
+ * that lost the same race do not collide again in lockstep.
+ *
+ * @param policy - the retry policy
+ * @param attempt - the attempt that just failed
+ * @param random - a uniform random number in [0, 1)
+ */
+export function backoffDelay(policy: CommitRetryPolicy, attempt: number, random: number): number {
+  const ceiling = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** Math.min(attempt - 1, 20))
+  return Math.floor(random * ceiling)
+}

@@ -1,0 +1,337 @@
+import { randomUUID } from 'node:crypto'
+import type { ConflictFlags } from '../conflict/flags.js'
+import {
+  chooseIsolationLevel,
+  createReadPredicate,
+  createTransactionInfo,
+  type IsolationLevel,
+  type ReadPredicate,
+} from '../conflict/transaction-info.js'
+import type { Engine } from '../engine/engine.js'
+import { InvalidArgumentError, UnsupportedError } from '../errors/index.js'
+import type { Expression } from '../expressions/ast.js'
+import { splitPartitionPredicate } from '../expressions/evaluate-stats.js'
+import { type AppendOptions, buildAppend } from '../ops/append.js'
+import { buildDelete } from '../ops/delete.js'
+import type { OperationContext, RecordReadOptions, StagedOperation } from '../ops/operation.js'
+import type { Action, AddFile, CommitInfo } from '../protocol/actions.js'
+import { checkWriteSupported } from '../protocol/table-features.js'
+import { checkpointInterval } from '../protocol/table-properties.js'
+import { columnSpecs, type ScanOptions, TableScan } from '../scan/table-scan.js'
+import { loadSnapshot } from '../snapshot/load-snapshot.js'
+import type { Snapshot } from '../snapshot/snapshot.js'
+import { writeCheckpoint } from '../snapshot/write-checkpoint.js'
+import { runCommitLoop } from './commit-loop.js'
+import { type CommitRetryPolicy, DEFAULT_RETRY_POLICY } from './commit-options.js'
+import type { CommitResult } from './commit-result.js'
+
+/** Library name and version written to `commitInfo.engineInfo`. */
+export const ENGINE_INFO = 'delta-rlc/0.1.0'
+
+/** Options of `table.begin()`. */
+export interface BeginOptions {
+  /** The isolation level of the commit; the table's `delta.isolationLevel` when absent. */
+  readonly isolationLevel?: 'Serializable' | 'WriteSerializable' | undefined
+  readonly signal?: AbortSignal | undefined
+}
+
+/** What a transaction needs from its table. */
+export interface TransactionContext {
+  readonly engine: Engine
+  readonly snapshot: Snapshot
+  readonly flags: ConflictFlags
+  readonly retry?: Partial<CommitRetryPolicy> | undefined
+  /** Writes a checkpoint after commits whose version is a multiple of the interval (default true). */
+  readonly autoCheckpoint?: boolean | undefined
+}
+
+/**
+ * A two-phase transaction on one read snapshot: operations are staged (nothing is visible),
+ * reads are recorded, and `commit()` lands everything as one version, checking every commit
+ * made since the read version.
+ *
+ * ### Examples
+ * ```ts
+ * const txn = await table.begin()
+ * const rows = await txn.scan({ where: 'id < 5' }).toArray()   // a recorded read
+ * await txn.append(rows.map((r) => ({ ...r, id: (r.id as bigint) + 100n })))
+ * const result = await txn.commit()
+ * ```
+ */
+export class Transaction {
+  readonly #ctx: TransactionContext
+  readonly #isolation: BeginOptions['isolationLevel']
+  readonly #signal: AbortSignal | undefined
+  readonly #reads: ReadPredicate[] = []
+  readonly #readFiles = new Map<string, AddFile>()
+  readonly #readAppIds = new Set<string>()
+  #readWholeTable = false
+  readonly #staged: StagedOperation[] = []
+  readonly #txnActions: Action[] = []
+  #state: 'open' | 'committing' | 'done' = 'open'
+
+  /** @internal created by `DeltaTable.begin` */
+  constructor(ctx: TransactionContext, options: BeginOptions = {}) {
+    checkWriteSupported(ctx.snapshot.protocol, ctx.snapshot.metadata)
+    this.#ctx = ctx
+    this.#isolation = options.isolationLevel
+    this.#signal = options.signal
+  }
+
+  /** The version this transaction read. */
+  get readVersion(): bigint {
+    return this.#ctx.snapshot.version
+  }
+
+  /** The read snapshot. */
+  get snapshot(): Snapshot {
+    return this.#ctx.snapshot
+  }
+
+  /**
+   * Reads live rows of the read snapshot and records the read for conflict checking.
+   *
+   * @param options - predicate, columns, batch size
+   */
+  scan(options: ScanOptions = {}): TableScan {
+    this.#checkOpen()
+    return new TableScan(this.#ctx.engine, this.#ctx.snapshot, options, (files, predicate) =>
+      this.#recordRead(files, predicate),
+    )
+  }
+
+  /** Records a read of the whole table (Delta's "taint"): any concurrent change conflicts. */
+  readWholeTable(): void {
+    this.#checkOpen()
+    this.#readWholeTable = true
+  }
+
+  /**
+   * Writes the idempotent-write marker `txn(appId, version)` with this commit. A concurrent
+   * commit of the same application id conflicts.
+   *
+   * @returns the version already recorded for `appId` in the read snapshot, if any; callers
+   *   skip the work when it is at least `version`
+   */
+  setTransaction(appId: string, version: number | bigint): bigint | undefined {
+    this.#checkOpen()
+    if (typeof appId !== 'string' || appId === '') {
+      throw new InvalidArgumentError('setTransaction needs a non-empty application id', { argument: 'appId' })
+    }
+    const v = BigInt(version)
+    if (v < 0n) throw new InvalidArgumentError('setTransaction needs a version >= 0', { argument: 'version' })
+    this.#readAppIds.add(appId)
+    this.#txnActions.push({ txn: { appId, version: v, lastUpdated: BigInt(Date.now()) } })
+    return this.#ctx.snapshot.setTransactions().get(appId)?.version
+  }
+
+  /**
+   * Stages an append of `rows` (see `DeltaTable.append`).
+   *
+   * @returns the staged operation's metrics
+   */
+  async append(
+    rows: readonly Readonly<Record<string, unknown>>[],
+    options: AppendOptions = {},
+  ): Promise<Readonly<Record<string, number>>> {
+    return (await this.stage((ctx) => buildAppend(ctx, rows, options))).metrics
+  }
+
+  /**
+   * Stages a DELETE of the rows matching `where` (see `DeltaTable.delete`).
+   *
+   * @returns the staged operation's metrics
+   */
+  async delete(where?: string | Expression): Promise<Readonly<Record<string, number>>> {
+    return (await this.stage((ctx) => buildDelete(ctx, where))).metrics
+  }
+
+  /**
+   * Stages an operation built against the read snapshot. Operations that rewrite files can
+   * only be staged once per transaction; appends may be added to anything.
+   *
+   * @internal used by the operation methods
+   */
+  async stage(build: (ctx: OperationContext) => Promise<StagedOperation>): Promise<StagedOperation> {
+    this.#checkOpen()
+    if (this.#staged.some((s) => s.actions.some((a) => 'remove' in a))) {
+      throw new UnsupportedError(
+        'This transaction already rewrites files; stage one DELETE, UPDATE, MERGE or OPTIMIZE per transaction',
+      )
+    }
+    const op = await build(this.#operationContext())
+    if (this.#staged.length > 0 && op.actions.some((a) => 'remove' in a)) {
+      throw new UnsupportedError(
+        'Stage a file-rewriting operation before any other operation of the transaction',
+      )
+    }
+    this.#staged.push(op)
+    return op
+  }
+
+  /**
+   * Commits everything staged as one new version.
+   *
+   * @returns the version, attempts, reconciliations and metrics
+   * @throws {ConcurrentModificationError} when a concurrent commit conflicts and no row-level
+   *   reconciliation is proven
+   * @throws {MaxCommitRetriesError} when other writers keep winning
+   */
+  async commit(): Promise<CommitResult> {
+    this.#checkOpen()
+    this.#state = 'committing'
+    try {
+      return await this.#commit()
+    } finally {
+      this.#state = 'done'
+    }
+  }
+
+  async #commit(): Promise<CommitResult> {
+    const snap = this.#ctx.snapshot
+    const txnId = randomUUID()
+    const fileActions = this.#staged.flatMap((s) => s.actions)
+    const actions = [...fileActions, ...this.#txnActions]
+    const last = this.#staged.at(-1)
+    const operation = last?.operation ?? (this.#txnActions.length > 0 ? 'SET TRANSACTION' : 'WRITE')
+    const metrics = mergeMetrics(this.#staged.map((s) => s.metrics))
+    if (actions.length === 0) {
+      return Object.freeze({
+        version: snap.version,
+        operation,
+        attempts: 0,
+        reconciliations: [],
+        metrics,
+        txnId,
+        committed: false,
+      })
+    }
+    const configuration =
+      this.#isolation === undefined
+        ? snap.properties
+        : { ...snap.properties, 'delta.isolationLevel': this.#isolation }
+    const isolationLevel: IsolationLevel = chooseIsolationLevel({
+      actions,
+      configuration,
+      operation,
+      operationChangesData: this.#staged.some((s) => s.changesData),
+    })
+    const info = createTransactionInfo({
+      readVersion: snap.version,
+      operation,
+      isolationLevel,
+      readPredicates: this.#reads,
+      readFiles: this.#readFiles.values(),
+      readWholeTable: this.#readWholeTable,
+      readAppIds: this.#readAppIds,
+      actions,
+      metadata: snap.metadata,
+      protocol: snap.protocol,
+    })
+    const commitInfo: CommitInfo = {
+      timestamp: BigInt(Date.now()),
+      operation,
+      operationParameters: stringifyParameters(last?.parameters ?? {}),
+      readVersion: snap.version,
+      isolationLevel,
+      isBlindAppend: info.isBlindAppend,
+      operationMetrics: Object.fromEntries(Object.entries(metrics).map(([k, v]) => [k, String(v)])),
+      engineInfo: ENGINE_INFO,
+      txnId,
+    }
+    const result = await runCommitLoop({
+      engine: this.#ctx.engine,
+      txn: info,
+      commitInfo,
+      txnId,
+      flags: this.#ctx.flags,
+      retry: { ...DEFAULT_RETRY_POLICY, ...this.#ctx.retry },
+      columns: columnSpecs(snap, undefined),
+      signal: this.#signal,
+    })
+    if (this.#ctx.autoCheckpoint !== false) await this.#maybeCheckpoint(result.version)
+    return Object.freeze({
+      version: result.version,
+      operation,
+      attempts: result.attempts,
+      reconciliations: Object.freeze([...result.reconciliations]),
+      metrics,
+      txnId,
+      committed: true,
+    })
+  }
+
+  async #maybeCheckpoint(version: bigint): Promise<void> {
+    const interval = BigInt(checkpointInterval(this.#ctx.snapshot.properties))
+    if (version === 0n || version % interval !== 0n) return
+    try {
+      const snap = await loadSnapshot(this.#ctx.engine, this.#ctx.snapshot.location, { version })
+      await writeCheckpoint(this.#ctx.engine, snap)
+    } catch {
+      // A checkpoint is an optimization: the commit has landed, and readers replay the JSON
+      // commits until a later checkpoint succeeds.
+    }
+  }
+
+  #operationContext(): OperationContext {
+    return {
+      engine: this.#ctx.engine,
+      snapshot: this.#ctx.snapshot,
+      flags: this.#ctx.flags,
+      signal: this.#signal,
+      now: () => Date.now(),
+      recordRead: (files, predicate, options) => this.#recordRead(files, predicate, options),
+      recordWholeTableRead: () => {
+        this.#readWholeTable = true
+      },
+    }
+  }
+
+  #recordRead(
+    files: readonly AddFile[],
+    predicate: Expression | undefined,
+    options: RecordReadOptions = {},
+  ): void {
+    const parts = predicate
+      ? splitPartitionPredicate(predicate, this.#ctx.snapshot.partitionColumns)
+      : { partition: undefined, data: undefined }
+    this.#reads.push(
+      createReadPredicate({
+        partitionPredicate: parts.partition,
+        dataPredicate: parts.data,
+        exactDataPredicate: options.exactPredicate,
+        shouldRewriteFilter: !options.predicateOnly,
+      }),
+    )
+    if (!options.predicateOnly) for (const f of files) this.#readFiles.set(f.path, f)
+  }
+
+  #checkOpen(): void {
+    if (this.#state !== 'open') {
+      throw new InvalidArgumentError(
+        `This transaction is ${this.#state === 'done' ? 'finished' : 'committing'}`,
+        {
+          argument: 'transaction',
+          hint: 'Begin a new transaction with table.begin().',
+        },
+      )
+    }
+  }
+}
+
+function mergeMetrics(all: readonly Readonly<Record<string, number>>[]): Readonly<Record<string, number>> {
+  const out: Record<string, number> = {}
+  for (const m of all) for (const [k, v] of Object.entries(m)) out[k] = (out[k] ?? 0) + v
+  return Object.freeze(out)
+}
+
+/** Spark writes operation parameters as strings (JSON text for non-strings). */
+function stringifyParameters(params: Readonly<Record<string, unknown>>): Record<string, string> {
+  const out: Record<string, string> = {}
+  for (const [k, v] of Object.entries(params)) {
+    if (v === undefined) continue
+    out[k] =
+      typeof v === 'string' ? v : JSON.stringify(v, (_k, x) => (typeof x === 'bigint' ? x.toString() : x))
+  }
+  return out
+}
