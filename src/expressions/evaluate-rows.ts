@@ -5,9 +5,11 @@
  * Semantics follow the DuckDB data plane so that a predicate selects the same rows both ways:
  * - NULL propagates through comparisons, arithmetic and functions; `AND`/`OR`/`NOT` use
  *   three-valued logic; `<=>` never yields NULL; `x IN (..., NULL)` is NULL when nothing matches.
- * - Comparisons follow `values.ts`: integers, bigints and decimals compare exactly (a bigint
- *   `9007199254740993n` is not equal to the double `9007199254740992`); a double on either side
- *   makes it a double comparison; NaN equals NaN and is the largest number.
+ * - Comparisons follow `values.ts`: integers (bigint) and decimals compare exactly with each
+ *   other (`9007199254740993n` differs from the literal `9007199254740992`); a double on either
+ *   side makes it a double comparison (so `9007199254740993n` equals `9.007199254740992e15`), a
+ *   float against an integer or decimal compares as float; NaN equals NaN and is the largest
+ *   number. A JS number in a row is a double unless the column resolver declares another type.
  * - Integer and decimal `+ - * %` are exact and never overflow (an engine may raise an overflow
  *   error instead); `/` divides as floating point and a division by zero gives +/-Infinity or NaN;
  *   `%` by zero is NULL for exact numbers and NaN for floating point.

@@ -181,6 +181,7 @@ export function microsToDays(micros: bigint): number {
   return Number(days)
 }
 
-/** Smallest and largest microsecond instants of years 0001..9999. */
+/** The first microsecond of year 0001. */
 export const MIN_TIMESTAMP_MICROS = daysToMicros(daysFromCivil(1, 1, 1))
+/** The last microsecond of year 9999. */
 export const MAX_TIMESTAMP_MICROS = daysToMicros(daysFromCivil(10000, 1, 1)) - 1n
