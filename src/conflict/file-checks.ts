@@ -10,11 +10,20 @@ import {
   type ConcurrentModificationError,
 } from '../errors/index.js'
 import { type AddFile, isRemove } from '../protocol/actions.js'
+import {
+  dataSkippingApplies,
+  deleteReadRefinementApplies,
+  deleteReadRefinementEnabled,
+  filterFilesByStats,
+  removedRowsRuledOut,
+  valueExactRulesOut,
+  verifiedReAdds,
+} from './case1-data-skipping.js'
 import { excludeNoDataChangeAdds, excludeNoDataChangeRemoves } from './case3-no-data-change.js'
 import type { FetchedFacts } from './fetched-facts.js'
 import type { ConflictFlags } from './flags.js'
 import type { ReadMatcher } from './read-matcher.js'
-import { type Reconciliation, reconciliation } from './reconciliation.js'
+import { type Reconciliation, type ReconciliationKind, reconciliation } from './reconciliation.js'
 import { context } from './table-state-checks.js'
 import type { TransactionInfo } from './transaction-info.js'
 import type { WinningCommitSummary } from './winning-commit.js'
@@ -43,10 +52,11 @@ export interface FileCheckResult {
  *
  * Candidates follow the isolation level (none under SnapshotIsolation; only non-blind-append adds
  * under WriteSerializable without a metadata change; every add otherwise). Case 3 then drops
- * `dataChange = false` adds and the row-level reconciliations drop the paths they resolved. A
- * blind-append transaction never conflicts here; under a whole-table read or on an
- * unpartitioned table any candidate conflicts; otherwise a candidate conflicts when some read's
- * partition predicate may match its partition values.
+ * `dataChange = false` adds, the row-level reconciliations drop the paths they resolved, and 1b
+ * drops deletion-vector re-adds proven to carry no new row. A blind-append transaction never
+ * conflicts here. Case 1 prunes the rest by stats, then by actual rows. Under a whole-table read
+ * or on an unpartitioned table any remaining candidate conflicts; otherwise a candidate conflicts
+ * when some read's partition predicate may match its partition values.
  *
  * @param ctx - the transaction, the winner and the per-winner state
  * @returns a ConcurrentAppendError naming the first conflicting file, or none
@@ -56,10 +66,28 @@ export function checkAddedFilesThatShouldHaveBeenRead(ctx: FileCheckContext): Fi
   const reconciled: Reconciliation[] = []
   const byIsolation = isolationCandidates(txn, winner)
   const case3 = excludeNoDataChangeAdds(byIsolation, flags)
-  const candidates = case3.kept.filter((f) => !ctx.resolved.has(f.path))
+  let candidates = case3.kept.filter((f) => !ctx.resolved.has(f.path))
+  let reAdded: readonly AddFile[] = []
+  if (deleteReadRefinementEnabled(flags) && candidates.length > 0) {
+    const verified = verifiedReAdds(winner, ctx.fetched)
+    reAdded = candidates.filter((f) => verified.has(f.path))
+    candidates = candidates.filter((f) => !verified.has(f.path))
+  }
   if (txn.isBlindAppend) return { error: undefined, reconciliations: reconciled }
 
-  const match = firstFileMatchingReads(candidates, ctx)
+  let survivors: readonly AddFile[] = candidates
+  let skipped: readonly AddFile[] = []
+  if (dataSkippingApplies(txn, flags)) {
+    const tier1 = filterFilesByStats(candidates, txn, ctx.matcher)
+    survivors = tier1.kept
+    skipped = tier1.dropped
+    if (valueExactRulesOut(survivors, txn, flags, ctx.fetched)) {
+      skipped = [...skipped, ...survivors]
+      survivors = []
+    }
+  }
+
+  const match = firstFileMatchingReads(survivors, ctx)
   if (match !== undefined) {
     const error = new ConcurrentAppendError(
       context(winner, 'checkAddedFilesThatShouldHaveBeenRead', {
@@ -69,9 +97,15 @@ export function checkAddedFilesThatShouldHaveBeenRead(ctx: FileCheckContext): Fi
     )
     return { error, reconciliations: reconciled }
   }
-  const averted = case3.excluded.filter((f) => !ctx.resolved.has(f.path))
-  if (firstFileMatchingReads(averted, ctx) !== undefined) {
-    reconciled.push(reconciliation('case3-no-data-change', winner, { files: averted.map((f) => f.path) }))
+  const averted: readonly [ReconciliationKind, readonly AddFile[]][] = [
+    ['case1-data-skipping', skipped],
+    ['case1b-delete-read', reAdded],
+    ['case3-no-data-change', case3.excluded.filter((f) => !ctx.resolved.has(f.path))],
+  ]
+  for (const [kind, files] of averted) {
+    if (firstFileMatchingReads(files, ctx) !== undefined) {
+      reconciled.push(reconciliation(kind, winner, { files: files.map((f) => f.path) }))
+    }
   }
   return { error: undefined, reconciliations: reconciled }
 }
@@ -79,7 +113,8 @@ export function checkAddedFilesThatShouldHaveBeenRead(ctx: FileCheckContext): Fi
 /**
  * The removed-vs-read check: did the winner remove a file the transaction read, or remove
  * anything while the transaction read the whole table? Resolved paths are skipped; Case 3 drops
- * `dataChange = false` removes for an append-only transaction.
+ * `dataChange = false` removes for an append-only transaction; 1b ignores removed files whose
+ * actually removed rows provably match no read (never under a whole-table read).
  *
  * @param ctx - the transaction, the winner and the per-winner state
  * @returns a ConcurrentDeleteReadError naming the file, or none
@@ -89,13 +124,18 @@ export function checkDeletedFilesAgainstReadFiles(ctx: FileCheckContext): FileCh
   const reconciled: Reconciliation[] = []
   const removes = winner.removedFiles.filter((r) => !ctx.resolved.has(r.path))
   const case3 = excludeNoDataChangeRemoves(removes, txn, flags)
-  const overlap = case3.kept.filter((r) => txn.readFiles.has(r.path))
+  let overlap = case3.kept.filter((r) => txn.readFiles.has(r.path))
+  if (
+    overlap.length > 0 &&
+    deleteReadRefinementApplies(txn, flags) &&
+    removedRowsRuledOut(overlap, txn, winner, ctx.matcher, ctx.fetched)
+  ) {
+    reconciled.push(reconciliation('case1b-delete-read', winner, { files: overlap.map((r) => r.path) }))
+    overlap = []
+  }
   const conflictOn = (file: string | undefined): FileCheckResult => ({
     error: new ConcurrentDeleteReadError(
-      context(winner, 'checkDeletedFilesAgainstReadFiles', {
-        file,
-        reconcileRefused: refusalFor(ctx, file),
-      }),
+      context(winner, 'checkDeletedFilesAgainstReadFiles', { file, reconcileRefused: refusalFor(ctx, file) }),
     ),
     reconciliations: reconciled,
   })

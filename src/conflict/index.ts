@@ -12,6 +12,20 @@
  * `ConflictChecker`.
  */
 
+export {
+  type DeleteReadVerdict,
+  dataSkippingApplies,
+  deleteReadRefinementApplies,
+  deleteReadRefinementEnabled,
+  deleteReadVerdict,
+  filterFilesByStats,
+  removedRowsRuledOut,
+  valueExactPlan,
+  valueExactPredicate,
+  valueExactQuery,
+  valueExactRulesOut,
+  verifiedReAdds,
+} from './case1-data-skipping.js'
 export { dvUnionCandidates, reconcileDeletionVectorUnion } from './case2-dv-union.js'
 export { excludeNoDataChangeAdds, excludeNoDataChangeRemoves } from './case3-no-data-change.js'
 export {
@@ -60,6 +74,8 @@ export {
   checkDeletedFilesAgainstReadFiles,
   type FileCheckContext,
   type FileCheckResult,
+  firstFileMatchingReads,
+  isolationCandidates,
 } from './file-checks.js'
 export {
   anyReconciliationEnabled,

@@ -5,7 +5,17 @@
  * the loop fails to load simply makes that reconciliation refuse.
  */
 import type { DeletionVectorDescriptor } from '../protocol/actions.js'
+import {
+  dataSkippingApplies,
+  deleteReadRefinementApplies,
+  deleteReadRefinementEnabled,
+  deleteReadVerdict,
+  filterFilesByStats,
+  valueExactPlan,
+  valueExactQuery,
+} from './case1-data-skipping.js'
 import { dvUnionCandidates } from './case2-dv-union.js'
+import { excludeNoDataChangeAdds, excludeNoDataChangeRemoves } from './case3-no-data-change.js'
 import { forwardRemapTouched, ownCompactedSources } from './case4a-forward-remap.js'
 import { reverseRemapTouched } from './case4b-reverse-remap.js'
 import { dvUniqueId, needsFetch } from './deletion-vectors.js'
@@ -16,7 +26,9 @@ import {
   type RowMatchQuery,
 } from './fetched-facts.js'
 import { indexFileActions } from './file-actions.js'
+import { isolationCandidates } from './file-checks.js'
 import type { ConflictFlags } from './flags.js'
+import { createReadMatcher } from './read-matcher.js'
 import type { TransactionInfo } from './transaction-info.js'
 import type { WinningCommitSummary } from './winning-commit.js'
 
@@ -70,6 +82,29 @@ export function planConflictFetches(
         want(own.adds.get(path)?.deletionVector, path)
       }
       for (const f of winner.addedFiles) want(f.deletionVector, f.path)
+    }
+  }
+
+  if (deleteReadRefinementEnabled(flags)) {
+    // 1b (a) checks that each re-add's deletion vector grew.
+    for (const [path, post] of winner.dvUpdates) {
+      want(winner.dvUpdatePreImages.get(path)?.deletionVector, path)
+      want(post.deletionVector, path)
+    }
+  }
+
+  const matcher = flags.dataSkipping ? createReadMatcher(txn.metadata) : undefined
+  if (matcher !== undefined && !txn.isBlindAppend && dataSkippingApplies(txn, flags)) {
+    const candidates = excludeNoDataChangeAdds(isolationCandidates(txn, winner), flags).kept
+    const survivors = filterFilesByStats(candidates, txn, matcher).kept
+    const predicate = valueExactPlan(survivors, txn, flags)
+    if (predicate !== undefined) for (const f of survivors) rowQueries.push(valueExactQuery(f, predicate))
+  }
+  if (matcher !== undefined && deleteReadRefinementApplies(txn, flags)) {
+    for (const r of excludeNoDataChangeRemoves(winner.removedFiles, txn, flags).kept) {
+      if (!txn.readFiles.has(r.path)) continue
+      const verdict = deleteReadVerdict(r, txn, winner, matcher)
+      if (verdict.kind === 'query') rowQueries.push(verdict.query)
     }
   }
 
