@@ -388,7 +388,7 @@ class S3Store implements ObjectStore {
     const ifNotExists = opts?.ifNotExists === true
     if (ifNotExists && !this.#p.conditionalPut) {
       throw new UnsupportedError(
-        `Cannot put ${path} if absent: this S3 endpoint cannot guarantee put-if-absent (conditionalPut is 'disabled'); commits are refused rather than risk a lost write.`,
+        `Cannot put ${path} if absent (conditionalPut is 'disabled'): this S3 endpoint cannot guarantee put-if-absent; commits are refused rather than risk a lost write.`,
         { hint: "Use a service that honours If-None-Match (AWS S3 does) and set conditionalPut: 'enabled'." },
       )
     }
