@@ -68,7 +68,7 @@ describe('create, append, delete', () => {
           assert.equal((await table.scan({ where: 'id >= 60' }).toArray()).length, 40)
 
           const all = await table.delete()
-          assert.equal(all.metrics.numRemovedFiles > 0, true)
+          assert.ok((all.metrics.numRemovedFiles ?? 0) > 0)
           assert.deepEqual(await idsOf(table), [])
         } finally {
           await table.close()
