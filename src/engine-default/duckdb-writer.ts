@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises'
 import { join } from 'node:path'
-import type { DuckDBConnection, DuckDBValue } from '@duckdb/node-api'
+import type { DuckDBConnection, DuckDBType, DuckDBValue } from '@duckdb/node-api'
 import type { DataFileRef } from '../engine/data-plane.js'
 import type {
   CompactedSource,
@@ -88,7 +88,7 @@ export class DuckDbWriter implements DataWriter {
             const row = rows[r] as Record<string, unknown>
             for (let i = 0; i < layout.dataColumns.length; i++) {
               const c = layout.dataColumns[i] as LayoutColumn
-              converter.append(appender, row[c.name], c.type, c.nullable, types[i] as never, {
+              converter.append(appender, row[c.name], c.type, c.nullable, types[i] as DuckDBType, {
                 row: r,
                 column: c.name,
               })
@@ -100,7 +100,9 @@ export class DuckDbWriter implements DataWriter {
         }
         appender.closeSync()
       } catch (err) {
+        // Drop the half-appended row so closing the appender cannot fail on it.
         appender.clear()
+        appender.closeSync()
         throw err
       }
       return job.writeGroups(
@@ -206,7 +208,10 @@ export class DuckDbWriter implements DataWriter {
     try {
       await mkdir(this.#scratchDir, { recursive: true })
       const dir = await mkdtemp(join(this.#scratchDir, 'write-'))
-      const con = await this.#duck.connect()
+      const con = await this.#duck.connect().catch(async (err: unknown) => {
+        await rm(dir, { recursive: true, force: true })
+        throw err
+      })
       job = new WriteJob(this.#store, con, layout, dir, this.#scratchDir, signal)
       await con.run(`SET TimeZone = 'UTC'`)
       return await fn(job)
