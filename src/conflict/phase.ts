@@ -3,8 +3,15 @@
  * (Cases 2, 4a, 4b): each reads the transaction and the winner, and either rewrites the
  * transaction and names the paths it resolved, or changes nothing and says why.
  */
-import type { Protocol } from '../protocol/actions.js'
+import {
+  type Action,
+  type DeletionVectorDescriptor,
+  isAdd,
+  isRemove,
+  type Protocol,
+} from '../protocol/actions.js'
 import { canWriteDeletionVectors } from '../protocol/table-features.js'
+import { dvUniqueId } from './deletion-vectors.js'
 import type { FetchedFacts } from './fetched-facts.js'
 import type { ConflictFlags } from './flags.js'
 import type { NewDeletionVector, Reconciliation } from './reconciliation.js'
@@ -72,7 +79,9 @@ export function deletionVectorsWritable(txn: {
 
 /**
  * Runs a phase so that any unexpected failure leaves the transaction untouched: a bug may cost a
- * spurious abort, never a wrong commit.
+ * spurious abort, never a wrong commit. A rewrite is also re-validated (rlc-spec 2.2): no file
+ * action twice, no logical file both added and removed, and one `dataChange` value across all
+ * `add` and `remove` actions; a rewrite that fails is dropped.
  *
  * @param txn - the transaction before the phase
  * @param label - names the phase in the refusal reason
@@ -80,10 +89,51 @@ export function deletionVectorsWritable(txn: {
  * @returns the phase's outcome, or "unchanged" when it failed
  */
 export function failSafe(txn: TransactionInfo, label: string, run: () => PhaseOutcome): PhaseOutcome {
+  let outcome: PhaseOutcome
   try {
-    return run()
+    outcome = run()
   } catch (err) {
     const reason = `${label} failed (${err instanceof Error ? err.message : String(err)})`
     return unchanged(txn, new Map([['*', reason]]))
   }
+  if (outcome.txn === txn) return outcome
+  const invalid = invalidRewrite(outcome.txn.actions)
+  if (invalid === undefined) return outcome
+  return unchanged(txn, new Map([['*', `${label} produced actions that ${invalid}`]]))
+}
+
+/**
+ * Why an action list breaks the commit invariants, if it does.
+ *
+ * @param actions - a transaction's actions
+ * @returns the broken invariant, or undefined when the list is valid
+ */
+export function invalidRewrite(actions: readonly Action[]): string | undefined {
+  const added = new Set<string>()
+  const removed = new Set<string>()
+  let dataChange: boolean | undefined
+  for (const a of actions) {
+    let file: {
+      readonly path: string
+      readonly dataChange: boolean
+      readonly deletionVector?: DeletionVectorDescriptor
+    }
+    let seen: Set<string>
+    if (isAdd(a)) {
+      file = a.add
+      seen = added
+    } else if (isRemove(a)) {
+      file = a.remove
+      seen = removed
+    } else continue
+    const key = `${file.path}\u0000${dvUniqueId(file.deletionVector) ?? ''}`
+    if (seen.has(key)) return `list ${file.path} twice`
+    seen.add(key)
+    if (dataChange !== undefined && dataChange !== file.dataChange) return 'mix dataChange values'
+    dataChange = file.dataChange
+  }
+  for (const key of added) {
+    if (removed.has(key)) return `add and remove the same file ${key.split('\u0000')[0]}`
+  }
+  return undefined
 }
