@@ -20,10 +20,14 @@ describe('string bounds', () => {
     ['exactly the prefix stays', 'abcdef', 'abcdef'],
     ['an ASCII character after the prefix becomes DEL', 'abcdefg', `abcdef${DEL}`],
     ['DEL itself after the prefix is beaten only by U+10FFFF', `abcdef${DEL}`, `abcdef${MAX}`],
-    ['a non-ASCII character after the prefix becomes U+10FFFF', 'abcdefé', `abcdef${MAX}`],
+    ['a non-ASCII character after the prefix becomes U+10FFFF', 'abcdef\u00e9', `abcdef${MAX}`],
     ['U+10FFFF after the prefix extends it', `abcdef${MAX}x`, `abcdef${MAX}${DEL}`],
     ['a value ending in U+10FFFF within the extension stays', `abcdef${MAX}`, `abcdef${MAX}`],
-    ['code points, not UTF-16 units, are counted', '😀😀😀😀😀😀😀', `😀😀😀😀😀😀${MAX}`],
+    [
+      'code points, not UTF-16 units, are counted',
+      '\u{1F600}\u{1F600}\u{1F600}\u{1F600}\u{1F600}\u{1F600}\u{1F600}',
+      `\u{1F600}\u{1F600}\u{1F600}\u{1F600}\u{1F600}\u{1F600}${MAX}`,
+    ],
     [
       'an extension up to twice the prefix is allowed',
       `aaaaaa${MAX.repeat(6)}b`,
@@ -40,7 +44,11 @@ describe('string bounds', () => {
   const minCases: [string, string, string][] = [
     ['shorter than the prefix stays', 'abc', 'abc'],
     ['longer is cut to the prefix', 'abcdefgh', 'abcdef'],
-    ['surrogate pairs are never split', '😀😀😀😀😀😀😀', '😀😀😀😀😀😀'],
+    [
+      'surrogate pairs are never split',
+      '\u{1F600}\u{1F600}\u{1F600}\u{1F600}\u{1F600}\u{1F600}\u{1F600}',
+      '\u{1F600}\u{1F600}\u{1F600}\u{1F600}\u{1F600}\u{1F600}',
+    ],
   ]
   for (const [name, input, expected] of minCases) {
     it(`min: ${name}`, () => {

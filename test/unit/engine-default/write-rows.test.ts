@@ -111,7 +111,7 @@ const ALL_TYPES_ROWS: { input: Record<string, unknown>; expected: Record<string,
       d: 5e-324,
       dec: '9999999999999999999999999999.9999999999',
       dec2: '1.5',
-      s: 'émoji 😀 "quoted" \n newline',
+      s: '\u00e9moji \u{1F600} "quoted" \n newline',
       bool: true,
       bin: new Uint8Array([]),
       dt: '9999-12-31',
@@ -248,13 +248,13 @@ describe('writeRows statistics', () => {
     const long = `${'a'.repeat(31)}bc${'z'.repeat(10)}`
     const schema = schemaOf({ name: 's', type: 'string' })
     const [file] = await env.writer.writeRows({
-      rows: [{ s: long }, { s: `${'é'.repeat(32)}ééé` }, { s: 'a' }],
+      rows: [{ s: long }, { s: `${'\u00e9'.repeat(32)}\u00e9\u00e9\u00e9` }, { s: 'a' }],
       target: targetOf(schema),
     })
     assert.deepStrictEqual(parseStatsText((file as WrittenFile).stats), {
       numRecords: '#3',
       minValues: { s: 'a' },
-      maxValues: { s: `${'é'.repeat(32)}\u{10FFFF}` },
+      maxValues: { s: `${'\u00e9'.repeat(32)}\u{10FFFF}` },
       nullCount: { s: '#0' },
       tightBounds: true,
     })
@@ -395,7 +395,7 @@ describe('writeRows partitioning', () => {
     ['an equals sign', 'x=y', 'x=y', 'p=x%3Dy'],
     ['a percent sign', '50%', '50%', 'p=50%25'],
     ['spaces', 'with space', 'with space', 'p=with space'],
-    ['a colon and non-ASCII text', 'é:1', 'é:1', 'p=é%3A1'],
+    ['a colon and non-ASCII text', '\u00e9:1', '\u00e9:1', 'p=\u00e9%3A1'],
     ['null', null, null, 'p=__HIVE_DEFAULT_PARTITION__'],
     ['an empty string (null in the log)', '', null, 'p=__HIVE_DEFAULT_PARTITION__'],
   ]
