@@ -6,7 +6,8 @@
  * for winner v as the input for winner v+1; the set of paths reconciled at row level lives only
  * for one winner.
  */
-import type { ConcurrentModificationError } from '../errors/index.js'
+import { deletionVectorsReady } from '../dv/initialization.js'
+import { type ConcurrentModificationError, InternalError } from '../errors/index.js'
 import { reconcileDeletionVectorUnion } from './case2-dv-union.js'
 import { reconcileForwardRemap } from './case4a-forward-remap.js'
 import { reconcileReverseRemap } from './case4b-reverse-remap.js'
@@ -67,6 +68,8 @@ const ROW_LEVEL_PHASES: readonly (readonly [string, (input: PhaseInput) => Phase
  * @param flags - which reconciliations run
  * @param fetched - the facts the loop loaded for `planConflictFetches(txn, winner, flags)`
  * @returns `ok` with the transaction to carry on with, or `conflict` with the error to throw
+ * @throws {InternalError} when a reconciliation that reads deletion vectors is enabled before
+ *   `initDeletionVectors()` resolved (it would otherwise refuse every time, silently)
  */
 export function checkConflicts(
   txn: TransactionInfo,
@@ -74,6 +77,11 @@ export function checkConflicts(
   flags: ConflictFlags,
   fetched: FetchedFacts,
 ): ConflictCheckResult {
+  if (needsBitmaps(flags) && !deletionVectorsReady()) {
+    throw new InternalError(
+      'checkConflicts ran with reconciliations enabled before initDeletionVectors() resolved',
+    )
+  }
   let current = txn
   for (const check of [
     checkProtocolCompatibility,
@@ -124,4 +132,14 @@ export function checkConflicts(
     reconciliations: Object.freeze(reconciliations),
     newDeletionVectors: Object.freeze(newDeletionVectors),
   }
+}
+
+/** Whether some enabled reconciliation reads deletion-vector bitmaps (Cases 2, 4a, 4b, 1b). */
+function needsBitmaps(flags: ConflictFlags): boolean {
+  return (
+    flags.rowLevelConcurrency ||
+    flags.optimizeReconciliation ||
+    flags.optimizeReverseReconciliation ||
+    (flags.dataSkipping && flags.dataSkippingValueExact)
+  )
 }

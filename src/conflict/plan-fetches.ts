@@ -95,7 +95,10 @@ export function planConflictFetches(
 
   const matcher = flags.dataSkipping ? createReadMatcher(txn.metadata) : undefined
   if (matcher !== undefined && !txn.isBlindAppend && dataSkippingApplies(txn, flags)) {
-    const candidates = excludeNoDataChangeAdds(isolationCandidates(txn, winner), flags).kept
+    // Deletion-vector re-adds leave the check through 1b (a), which the value-exact tier implies.
+    const candidates = excludeNoDataChangeAdds(isolationCandidates(txn, winner), flags).kept.filter(
+      (f) => !winner.dvUpdates.has(f.path),
+    )
     const survivors = filterFilesByStats(candidates, txn, matcher).kept
     const predicate = valueExactPlan(survivors, txn, flags)
     if (predicate !== undefined) for (const f of survivors) rowQueries.push(valueExactQuery(f, predicate))

@@ -6,7 +6,8 @@ import {
   DEFAULT_CONFLICT_FLAGS,
   parseConflictFlags,
 } from '../../../src/conflict/flags.js'
-import { InvalidArgumentError } from '../../../src/errors/index.js'
+import { InternalError, InvalidArgumentError } from '../../../src/errors/index.js'
+import { A, add, check, flagsWith, loser, meta, winner } from './factories.js'
 
 describe('parseConflictFlags', () => {
   it('turns every reconciliation off by default', () => {
@@ -96,5 +97,16 @@ describe('parseConflictFlags', () => {
     for (const bad of ['some', 3, true, ['rowLevelConcurrency.enabled']]) {
       assert.throws(() => parseConflictFlags(bad), InvalidArgumentError)
     }
+  })
+})
+
+describe('checkConflicts and the deletion-vector library', () => {
+  // This file never initializes roaring-wasm, so the guard is observable here.
+  it('throws InternalError when a DV-reading reconciliation is on before initDeletionVectors()', () => {
+    const m = meta({ id: 'long' })
+    const txn = loser({ metadata: m, actions: [A.add(add('a'))] })
+    const w = winner(2n, [A.add(add('b'))])
+    assert.throws(() => check(txn, w, flagsWith({ rowLevelConcurrency: true })), InternalError)
+    assert.equal(check(txn, w, flagsWith({ excludeNoDataChangeFiles: true, dataSkipping: true })).kind, 'ok')
   })
 })
