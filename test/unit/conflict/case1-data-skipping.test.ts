@@ -489,8 +489,24 @@ describe('MERGE source-key read predicates feeding Case 1 (MSK, action level)', 
     }).result
   }
 
+  /** MSK-02: without DVs the winner rewrites file1 (its rows plus the new key) copy-on-write. */
+  function mskCopyOnWrite(): ConflictCheckResult {
+    const rewritten = fileOf('w-new.parquet', [...range(0, 50), 1000])
+    return race({
+      metadata: meta({ id: 'long', v: 'int' }),
+      files: [file1, file2],
+      rows: new Map([...base, ['w-new.parquet', [...idRows(0, 50), { id: 1000n }]]]),
+      reads: [{ scan: 'id IN (60, 500)' }],
+      loser: [A.remove(removeOf(file2)), A.add(fileOf('l-new.parquet', [...range(50, 100), 500]))],
+      winner: [A.remove(removeOf(file1)), A.add(rewritten)],
+      winnerBlind: false,
+      flags: EXACT_ON,
+    }).result
+  }
+
   const table: readonly [string, () => ConflictCheckResult, string][] = [
     ['MSK-01 disjoint keys {60,500} vs {10,1000}', () => msk([60, 500], [10, 1000], true), 'ok'],
+    ['MSK-02 the same with deletion vectors off (copy-on-write)', mskCopyOnWrite, 'ok'],
     [
       'MSK-03 the source-key predicate off: the MERGE read the whole table',
       () => msk([60, 500], [10, 1000], false),
