@@ -4,6 +4,7 @@ import type { Engine } from '../engine/engine.js'
 import type { ObjectStore } from '../storage/object-store.js'
 import { DuckDbParquetHandler } from './checkpoint-parquet.js'
 import { DuckDbDataPlane } from './duckdb-data-plane.js'
+import { DuckDbMergeExecutor } from './duckdb-merge.js'
 import { DuckDbRuntime } from './duckdb-runtime.js'
 import { DuckDbWriter } from './duckdb-writer.js'
 
@@ -30,6 +31,7 @@ export function createDefaultEngine(storage: ObjectStore, options: DefaultEngine
     parquet: new DuckDbParquetHandler(storage, duck, scratchDir),
     data: new DuckDbDataPlane(storage, duck, scratchDir),
     writer: new DuckDbWriter(storage, duck, scratchDir),
+    merge: new DuckDbMergeExecutor(storage, duck, scratchDir),
     close: () => duck.close(),
   })
 }

@@ -6,6 +6,7 @@
 import type { ObjectStore } from '../storage/object-store.js'
 import type { DataPlane } from './data-plane.js'
 import type { DataWriter } from './data-writer.js'
+import type { MergeExecutor } from './merge-plan.js'
 
 /** The I/O and compute a table needs. */
 export interface Engine {
@@ -17,6 +18,8 @@ export interface Engine {
   readonly data: DataPlane
   /** New data files with exact statistics: appends, rewrites, compaction. */
   readonly writer: DataWriter
+  /** The MERGE join; MERGE is refused with `UnsupportedError` by an engine without it. */
+  readonly merge?: MergeExecutor
   /** Releases native resources (DuckDB instances, caches). Idempotent. */
   close(): Promise<void>
 }

@@ -1,0 +1,468 @@
+import type { DuckDBConnection } from '@duckdb/node-api'
+import type { ColumnSpec, DataFileRef, FileMatches } from '../engine/data-plane.js'
+import type {
+  MergeExecutor,
+  MergeInsertClause,
+  MergeMultipleMatch,
+  MergeRequest,
+  MergeResult,
+  MergeTargetClause,
+} from '../engine/merge-plan.js'
+import { InvalidArgumentError, isDeltaError, StorageError } from '../errors/index.js'
+import type { Expression } from '../expressions/ast.js'
+import { renderDuckDbSql } from '../expressions/render-duckdb.js'
+import { type PartitionValue, parsePartitionValue } from '../protocol/partition-values.js'
+import type { DataType, PrimitiveType } from '../protocol/schema.js'
+import type { ObjectStore } from '../storage/object-store.js'
+import { RowValueConverter } from './duckdb-row-appender.js'
+import { type DuckDbRuntime, sqlIdent, sqlString } from './duckdb-runtime.js'
+import { duckType, isPrimitive } from './duckdb-types.js'
+import { toJsValue } from './duckdb-values.js'
+import { type StagedFile, stageForRead } from './staging.js'
+
+/** Column the file scan adds for the file name; chosen not to collide with table columns. */
+const FILE_COL = '__delta_rlc_file'
+
+/**
+ * The default {@link MergeExecutor}: one DuckDB connection per merge.
+ *
+ * The source rows go to a temporary table through the appender (values checked and converted as
+ * the writer does). The live rows of the target files are read with `file_row_number`, their
+ * DVs removed by an anti-join on physical positions and their partition values taken from the
+ * log, then materialized once. The join keeps each matching (target row, source row) pair with
+ * the index of the first matched clause that applies; the rest are set queries over the pairs.
+ */
+export class DuckDbMergeExecutor implements MergeExecutor {
+  readonly #store: ObjectStore
+  readonly #duck: DuckDbRuntime
+  readonly #scratchDir: string
+
+  /**
+   * @param store - the table's store
+   * @param duck - the engine's DuckDB
+   * @param scratchDir - local directory for staged copies of remote files
+   */
+  constructor(store: ObjectStore, duck: DuckDbRuntime, scratchDir: string) {
+    this.#store = store
+    this.#duck = duck
+    this.#scratchDir = scratchDir
+  }
+
+  async execute(request: MergeRequest): Promise<MergeResult> {
+    request.signal?.throwIfAborted()
+    const staged: StagedFile[] = []
+    let con: DuckDBConnection | undefined
+    try {
+      for (const f of request.files) {
+        staged.push(await stageForRead(this.#store, f.key, this.#scratchDir, request.signal))
+      }
+      con = await this.#duck.connect()
+      await con.run(`SET TimeZone = 'UTC'`)
+      const job = new MergeJob(con, request)
+      return await job.run(staged.map((s) => s.path))
+    } catch (err) {
+      throw wrap(err)
+    } finally {
+      con?.closeSync()
+      await Promise.all(staged.map((s) => s.release()))
+    }
+  }
+}
+
+// === One merge ===
+
+class MergeJob {
+  readonly #con: DuckDBConnection
+  readonly #req: MergeRequest
+  readonly #target: readonly ColumnSpec[]
+  readonly #targetIndex: ReadonlyMap<string, number>
+  readonly #sourceIndex: ReadonlyMap<string, number>
+
+  constructor(con: DuckDBConnection, req: MergeRequest) {
+    this.#con = con
+    this.#req = req
+    this.#target = req.targetColumns
+    this.#targetIndex = new Map(req.targetColumns.map((c, i) => [c.name, i]))
+    this.#sourceIndex = new Map(req.sourceColumns.map((c, i) => [c.name, i]))
+  }
+
+  async run(paths: readonly string[]): Promise<MergeResult> {
+    const req = this.#req
+    await this.#loadSource()
+    await this.#loadTarget(paths)
+    this.#check()
+
+    const matchedCase = clauseCase(
+      req.whenMatched.map((c) => c.condition),
+      (e) => this.#sql(e),
+    )
+    await this.#userSql(
+      `CREATE TEMP TABLE m_pairs AS SELECT t.__fidx, t.__pos, s.__sid, ${matchedCase} AS __clause ` +
+        `FROM m_tgt t JOIN m_src s ON (${this.#sql(req.on)})`,
+    )
+    this.#check()
+    if (!req.allowMultipleMatches && req.whenMatched.length > 0) {
+      const multiple = await this.#multipleMatch()
+      if (multiple !== undefined) return emptyResult(req, multiple)
+    }
+    if (req.whenNotMatchedBySource.length > 0) {
+      const nmbsCase = clauseCase(
+        req.whenNotMatchedBySource.map((c) => c.condition),
+        (e) => this.#sql(e),
+      )
+      await this.#userSql(
+        `CREATE TEMP TABLE m_nmbs AS SELECT t.__fidx, t.__pos, ${nmbsCase} AS __clause FROM m_tgt t ` +
+          'ANTI JOIN m_pairs p ON p.__fidx = t.__fidx AND p.__pos = t.__pos',
+      )
+    } else {
+      await this.#con.run('CREATE TEMP TABLE m_nmbs (__fidx INTEGER, __pos BIGINT, __clause INTEGER)')
+    }
+    this.#check()
+
+    const files = await this.#leavingPositions()
+    const matched = await this.#counts('m_pairs', req.whenMatched)
+    const bySource = await this.#counts('m_nmbs', req.whenNotMatchedBySource)
+    const rows: Record<string, unknown>[] = []
+    rows.push(...(await this.#images('m_pairs', req.whenMatched, true)))
+    rows.push(...(await this.#images('m_nmbs', req.whenNotMatchedBySource, false)))
+    const inserted = await this.#inserts(req.whenNotMatched)
+    rows.push(...inserted)
+    return Object.freeze({
+      files,
+      rows: Object.freeze(rows),
+      numSourceRows: req.sourceRows.length,
+      numTargetRowsMatchedUpdated: matched.updated,
+      numTargetRowsMatchedDeleted: matched.deleted,
+      numTargetRowsNotMatchedBySourceUpdated: bySource.updated,
+      numTargetRowsNotMatchedBySourceDeleted: bySource.deleted,
+      numTargetRowsInserted: inserted.length,
+    })
+  }
+
+  // === Loading ===
+
+  async #loadSource(): Promise<void> {
+    const cols = this.#req.sourceColumns
+    const defs = cols.map((c, i) => `${sqlIdent(`s${i}`)} ${duckType(c.type)}`)
+    await this.#con.run(`CREATE TEMP TABLE m_src (__sid BIGINT${defs.map((d) => `, ${d}`).join('')})`)
+    const appender = await this.#con.createAppender('m_src', 'main', 'temp')
+    const converter = new RowValueConverter('none')
+    const types = cols.map((_, i) => appender.columnType(i + 1))
+    try {
+      this.#req.sourceRows.forEach((row, r) => {
+        appender.appendBigInt(BigInt(r))
+        cols.forEach((c, i) => {
+          converter.append(appender, row[c.name], c.type, true, types[i] as never, { row: r, column: c.name })
+        })
+        appender.endRow()
+      })
+      appender.closeSync()
+    } catch (err) {
+      appender.clear()
+      if (isDeltaError(err, 'DELTA_INVALID_ARGUMENT')) {
+        throw new InvalidArgumentError(`MERGE source: ${err.message}`, {
+          argument: 'sourceRows',
+          cause: err,
+          ...(err.hint === undefined ? {} : { hint: err.hint }),
+        })
+      }
+      throw err
+    }
+  }
+
+  async #loadTarget(paths: readonly string[]): Promise<void> {
+    const target = this.#target
+    const defs = target.map((c, i) => `${sqlIdent(`t${i}`)} ${duckType(c.type)}`)
+    await this.#con.run(
+      `CREATE TEMP TABLE m_tgt (__fidx INTEGER, __pos BIGINT${defs.map((d) => `, ${d}`).join('')})`,
+    )
+    const files = this.#req.files
+    if (files.length === 0) return
+    const partitions = target.map((c, i) => [c, i] as const).filter(([c]) => c.isPartition)
+    const values = files.map((f, i) => {
+      const parts = partitions.map(([c]) => partitionLiteral(f, c))
+      return `(${[`CAST(${i} AS INTEGER)`, sqlString(paths[i] as string), ...parts].join(', ')})`
+    })
+    const names = ['__fidx', '__path', ...partitions.map(([, i]) => `p${i}`)].map(sqlIdent).join(', ')
+    await this.#con.run(
+      `CREATE TEMP TABLE m_files AS SELECT * FROM (VALUES ${values.join(', ')}) v(${names})`,
+    )
+
+    await this.#con.run('CREATE TEMP TABLE m_dv (__fidx INTEGER, __pos BIGINT)')
+    const appender = await this.#con.createAppender('m_dv', 'main', 'temp')
+    files.forEach((f, i) => {
+      const rows = f.deletedRows
+      if (rows === undefined) return
+      for (let k = 0; k < rows.length; k++) {
+        appender.appendInteger(i)
+        appender.appendBigInt(BigInt(rows[k] as number))
+        appender.endRow()
+      }
+    })
+    appender.closeSync()
+
+    const scan =
+      `read_parquet([${paths.map(sqlString).join(', ')}], filename = ${sqlString(FILE_COL)}, ` +
+      'file_row_number = true, union_by_name = true, hive_partitioning = false)'
+    const present = new Set(
+      (await this.#con.runAndReadAll(`DESCRIBE SELECT * FROM ${scan}`)).getRows().map((r) => String(r[0])),
+    )
+    const select = target.map((c, i) => {
+      if (c.isPartition) return `f.${sqlIdent(`p${i}`)}`
+      if (!present.has(c.physicalName)) return `CAST(NULL AS ${duckType(c.type)})`
+      const ref = `d.${sqlIdent(c.physicalName)}`
+      // Older files may hold a narrower type (type widening): read them as the table type.
+      return isPrimitive(c.type) ? `CAST(${ref} AS ${duckType(c.type)})` : ref
+    })
+    await this.#con.run(
+      `INSERT INTO m_tgt SELECT f.__fidx, d.file_row_number${select.map((s) => `, ${s}`).join('')} ` +
+        `FROM ${scan} d JOIN m_files f ON d.${sqlIdent(FILE_COL)} = f.__path ` +
+        'ANTI JOIN m_dv v ON v.__fidx = f.__fidx AND v.__pos = d.file_row_number',
+    )
+  }
+
+  // === Queries ===
+
+  async #multipleMatch(): Promise<MergeMultipleMatch | undefined> {
+    const rows = (
+      await this.#con.runAndReadAll(
+        'SELECT __fidx, __pos, list(__sid ORDER BY __sid) FROM m_pairs WHERE __clause >= 0 ' +
+          'GROUP BY __fidx, __pos HAVING count(*) > 1 ORDER BY __fidx, __pos LIMIT 1',
+      )
+    ).getRowsJS()
+    const hit = rows[0]
+    if (hit === undefined) return undefined
+    const file = this.#req.files[Number(hit[0])] as DataFileRef
+    const sids = Array.isArray(hit[2]) ? hit[2].map((s) => Number(s)) : []
+    return Object.freeze({
+      key: file.key,
+      position: Number(hit[1]),
+      sourceRows: Object.freeze(sids.slice(0, 8)),
+    })
+  }
+
+  async #leavingPositions(): Promise<FileMatches[]> {
+    const acting = (table: string, clauses: readonly MergeTargetClause[]): string =>
+      clauses.length === 0 ? '' : `SELECT DISTINCT __fidx, __pos FROM ${table} WHERE __clause >= 0`
+    const parts = [
+      acting('m_pairs', this.#req.whenMatched),
+      acting('m_nmbs', this.#req.whenNotMatchedBySource),
+    ].filter((s) => s !== '')
+    const byFile = new Map<number, number[]>()
+    if (parts.length > 0) {
+      const rows = (
+        await this.#con.runAndReadAll(
+          `SELECT __fidx, list(__pos ORDER BY __pos) FROM (${parts.join(' UNION ')}) GROUP BY __fidx`,
+        )
+      ).getRowsJS()
+      for (const [fidx, list] of rows) {
+        byFile.set(Number(fidx), Array.isArray(list) ? list.map((p) => Number(p)) : [])
+      }
+    }
+    const live = new Map<number, number>()
+    for (const [fidx, n] of (
+      await this.#con.runAndReadAll('SELECT __fidx, count(*) FROM m_tgt GROUP BY __fidx')
+    ).getRowsJS()) {
+      live.set(Number(fidx), Number(n))
+    }
+    return this.#req.files.map((f, i) =>
+      Object.freeze({
+        key: f.key,
+        positions: Object.freeze(byFile.get(i) ?? []),
+        liveRows: live.get(i) ?? 0,
+      }),
+    )
+  }
+
+  /** Target rows acted on by update clauses and by delete clauses. */
+  async #counts(
+    table: string,
+    clauses: readonly MergeTargetClause[],
+  ): Promise<{ updated: number; deleted: number }> {
+    const updates = indexesOf(clauses, 'update')
+    const deletes = indexesOf(clauses, 'delete')
+    if (updates.length + deletes.length === 0) return { updated: 0, deleted: 0 }
+    const count = (idx: readonly number[]): string =>
+      idx.length === 0
+        ? '0'
+        : `count(DISTINCT (__fidx, __pos)) FILTER (WHERE __clause IN (${idx.join(', ')}))`
+    const row = (
+      await this.#con.runAndReadAll(`SELECT ${count(updates)}, ${count(deletes)} FROM ${table}`)
+    ).getRowsJS()[0]
+    return { updated: Number(row?.[0] ?? 0), deleted: Number(row?.[1] ?? 0) }
+  }
+
+  /** The new images of the target rows an update clause acted on. */
+  async #images(
+    table: string,
+    clauses: readonly MergeTargetClause[],
+    withSource: boolean,
+  ): Promise<Record<string, unknown>[]> {
+    const updates = indexesOf(clauses, 'update')
+    if (updates.length === 0) return []
+    const select = this.#target.map((c, i) => {
+      const branches: string[] = []
+      for (const k of updates) {
+        const e = (clauses[k] as Extract<MergeTargetClause, { kind: 'update' }>).set[c.name]
+        if (e !== undefined) branches.push(`WHEN ${k} THEN CAST((${this.#sql(e)}) AS ${duckType(c.type)})`)
+      }
+      const current = `t.${sqlIdent(`t${i}`)}`
+      return branches.length === 0 ? current : `CASE p.__clause ${branches.join(' ')} ELSE ${current} END`
+    })
+    const joinSource = withSource ? ' JOIN m_src s ON s.__sid = p.__sid' : ''
+    return this.#readRows(
+      `SELECT ${select.join(', ')} FROM ${table} p JOIN m_tgt t ON t.__fidx = p.__fidx AND t.__pos = p.__pos` +
+        `${joinSource} WHERE p.__clause IN (${updates.join(', ')}) ORDER BY p.__fidx, p.__pos`,
+    )
+  }
+
+  /** The rows inserted for source rows that matched nothing. */
+  async #inserts(clauses: readonly MergeInsertClause[]): Promise<Record<string, unknown>[]> {
+    if (clauses.length === 0) return []
+    // The inner query names the source `m`, the outer one `s`.
+    const insertCase = clauseCase(
+      clauses.map((c) => c.condition),
+      (e) => this.#sql(e, 'm'),
+    )
+    const select = this.#target.map((c) => {
+      const branches: string[] = []
+      clauses.forEach((clause, k) => {
+        const e = clause.values[c.name]
+        if (e !== undefined) branches.push(`WHEN ${k} THEN CAST((${this.#sql(e)}) AS ${duckType(c.type)})`)
+      })
+      return branches.length === 0
+        ? `CAST(NULL AS ${duckType(c.type)})`
+        : `CASE s.__clause ${branches.join(' ')} ELSE NULL END`
+    })
+    return this.#readRows(
+      `SELECT ${select.join(', ')} FROM (SELECT m.*, ${insertCase} AS __clause ` +
+        'FROM m_src m ANTI JOIN m_pairs p ON p.__sid = m.__sid) s WHERE s.__clause >= 0 ORDER BY s.__sid',
+    )
+  }
+
+  async #readRows(sql: string): Promise<Record<string, unknown>[]> {
+    let result: Awaited<ReturnType<DuckDBConnection['runAndReadAll']>>
+    try {
+      result = await this.#con.runAndReadAll(sql)
+    } catch (err) {
+      throw userError(err)
+    }
+    this.#check()
+    return result.getRows().map((row) => {
+      const out: Record<string, unknown> = {}
+      this.#target.forEach((c, i) => {
+        out[c.name] = toJsValue(row[i] ?? null, c.type)
+      })
+      return out
+    })
+  }
+
+  async #userSql(sql: string): Promise<void> {
+    try {
+      await this.#con.run(sql)
+    } catch (err) {
+      throw userError(err)
+    }
+  }
+
+  /** SQL for an expression over `t` (target) and the source under `sourceAlias`. */
+  #sql(expr: Expression, sourceAlias = 's'): string {
+    return renderDuckDbSql(expr, { column: (path) => this.#column(path, sourceAlias) })
+  }
+
+  #column(path: readonly string[], sourceAlias: string): string {
+    const [side, name, ...nested] = path
+    let sql: string | undefined
+    if (side === 'target' && name !== undefined && this.#targetIndex.has(name)) {
+      sql = `t.${sqlIdent(`t${this.#targetIndex.get(name)}`)}`
+    } else if (side === 'source' && name !== undefined && this.#sourceIndex.has(name)) {
+      sql = `${sourceAlias}.${sqlIdent(`s${this.#sourceIndex.get(name)}`)}`
+    }
+    if (sql === undefined) {
+      throw new InvalidArgumentError(`Unknown column '${path.join('.')}' in a MERGE expression`, {
+        argument: 'merge',
+        hint: 'Qualify columns as target.<column> or source.<column>.',
+      })
+    }
+    for (const field of nested) sql = `struct_extract(${sql}, ${sqlString(field)})`
+    return sql
+  }
+
+  #check(): void {
+    this.#req.signal?.throwIfAborted()
+  }
+}
+
+// === Helpers ===
+
+/** `CASE WHEN c0 THEN 0 WHEN c1 THEN 1 ... ELSE -1 END`: the first clause that applies. */
+function clauseCase(conditions: readonly (Expression | undefined)[], sql: (e: Expression) => string): string {
+  if (conditions.length === 0) return 'CAST(-1 AS INTEGER)'
+  const whens = conditions.map((c, k) => `WHEN ${c === undefined ? 'TRUE' : `(${sql(c)})`} THEN ${k}`)
+  return `CAST(CASE ${whens.join(' ')} ELSE -1 END AS INTEGER)`
+}
+
+function indexesOf(clauses: readonly MergeTargetClause[], kind: MergeTargetClause['kind']): number[] {
+  const out: number[] = []
+  clauses.forEach((c, k) => {
+    if (c.kind === kind) out.push(k)
+  })
+  return out
+}
+
+function emptyResult(req: MergeRequest, multipleMatch: MergeMultipleMatch): MergeResult {
+  return Object.freeze({
+    files: Object.freeze([]),
+    rows: Object.freeze([]),
+    numSourceRows: req.sourceRows.length,
+    numTargetRowsMatchedUpdated: 0,
+    numTargetRowsMatchedDeleted: 0,
+    numTargetRowsNotMatchedBySourceUpdated: 0,
+    numTargetRowsNotMatchedBySourceDeleted: 0,
+    numTargetRowsInserted: 0,
+    multipleMatch,
+  })
+}
+
+/** A partition value from the log as an exact, typed SQL literal. */
+function partitionLiteral(f: DataFileRef, c: ColumnSpec): string {
+  const raw = f.partitionValues[c.physicalName] ?? f.partitionValues[c.name] ?? null
+  const type = c.type as PrimitiveType
+  return typedLiteral(parsePartitionValue(raw, type, c.name), type)
+}
+
+function typedLiteral(value: PartitionValue, type: PrimitiveType): string {
+  const t = duckType(type as DataType)
+  if (value === null) return `CAST(NULL AS ${t})`
+  if (value instanceof Uint8Array) return `from_hex(${sqlString(Buffer.from(value).toString('hex'))})`
+  switch (type) {
+    case 'string':
+      return sqlString(String(value))
+    case 'boolean':
+      return value ? 'TRUE' : 'FALSE'
+    case 'date':
+      return `DATE ${sqlString(String(value))}`
+    case 'timestamp':
+      return `CAST(make_timestamp(CAST(${String(value)} AS BIGINT)) AS TIMESTAMPTZ)`
+    case 'timestamp_ntz':
+      return `make_timestamp(CAST(${String(value)} AS BIGINT))`
+    default:
+      return `CAST(${sqlString(String(value))} AS ${t})`
+  }
+}
+
+/** DuckDB's type and conversion errors while evaluating caller expressions are the caller's. */
+function userError(err: unknown): unknown {
+  if (isDeltaError(err)) return err
+  const msg = err instanceof Error ? err.message : String(err)
+  if (/^(Binder|Conversion|Out of Range|Invalid Input) Error/.test(msg)) {
+    return new InvalidArgumentError(`Cannot evaluate the MERGE: ${msg}`, { argument: 'merge', cause: err })
+  }
+  return err
+}
+
+function wrap(err: unknown): unknown {
+  if (isDeltaError(err) || (err instanceof Error && err.name === 'AbortError')) return err
+  const msg = err instanceof Error ? err.message : String(err)
+  return new StorageError(`Data merge failed: ${msg}`, { cause: err })
+}
