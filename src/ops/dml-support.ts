@@ -1,0 +1,300 @@
+import { tombstoneOf, withNewDeletionVector } from '../conflict/file-actions.js'
+import { initDeletionVectors } from '../dv/index.js'
+import { RoaringBitmapArray } from '../dv/roaring-bitmap-array.js'
+import type { DataFileRef } from '../engine/data-plane.js'
+import type { WrittenFile } from '../engine/data-writer.js'
+import type { Engine } from '../engine/engine.js'
+import { InvalidArgumentError, UnsupportedError } from '../errors/index.js'
+import type { Expression } from '../expressions/ast.js'
+import { parseExpression } from '../expressions/parse-predicate.js'
+import type { Action, AddFile, DeletionVectorDescriptor } from '../protocol/actions.js'
+import { decodeAddPath } from '../protocol/partition-values.js'
+import { fieldByName, type StructField } from '../protocol/schema.js'
+import { parseStats } from '../protocol/stats.js'
+import { isAppendOnly } from '../protocol/table-features.js'
+import { checkPredicateColumns, snapshotColumns } from '../scan/prune-files.js'
+import type { Snapshot } from '../snapshot/snapshot.js'
+import type { OperationContext, StagedOperation } from './operation.js'
+import { addFileOf, writeDeletionVectors, writeTargetOf } from './write-support.js'
+
+/**
+ * A staged operation that also names the objects it stored (new data files and DV files), so a
+ * caller whose commit then fails for good can delete them instead of leaving them to VACUUM.
+ */
+export interface WritingOperation extends StagedOperation {
+  /** Store keys of the objects this operation wrote. */
+  readonly writtenKeys: readonly string[]
+}
+
+/** One file some of whose live rows leave the table (deleted, or replaced by new images). */
+export interface TouchedFile {
+  readonly file: AddFile
+  readonly ref: DataFileRef
+  /** Ascending physical positions of the rows that leave. */
+  readonly positions: readonly number[]
+  /** Live rows of the file at read time. */
+  readonly liveRows: number
+}
+
+/** What removing rows from files produced. */
+export interface RowRemoval {
+  readonly actions: readonly Action[]
+  readonly writtenKeys: readonly string[]
+  /** Files removed whole or rewritten without the rows. */
+  readonly removedFiles: number
+  readonly removedBytes: number
+  /** Copy-on-write outputs (the rows that stay). */
+  readonly addedFiles: number
+  readonly addedBytes: number
+  /** Rows copied to the copy-on-write outputs. */
+  readonly copiedRows: number
+  /** DVs written on files that had none. */
+  readonly dvsAdded: number
+  /** DVs written on files that already had one. */
+  readonly dvsUpdated: number
+  /** Files with a DV that left the table whole or were rewritten. */
+  readonly dvsRemoved: number
+}
+
+/**
+ * Takes rows out of files as a DV-based or copy-on-write DELETE does (protocol.md 5.6): a file
+ * whose every live row leaves is removed whole; otherwise, with `useDeletionVectors`, it gets the
+ * union of its old DV and the positions (`remove(P, oldDV)` + `add(P, newDV)`, stats marked not
+ * tight); without, its remaining rows are copied to new files and the file is removed. Every
+ * action has `dataChange = true`.
+ *
+ * @param ctx - the transaction's context
+ * @param touched - the files and the positions leaving them (files without positions are skipped)
+ * @param useDeletionVectors - whether the table may take DVs
+ * @returns the actions and what they did
+ * @throws {StorageError} when writing fails; objects this call stored are deleted again first
+ */
+export async function removeRows(
+  ctx: OperationContext,
+  touched: readonly TouchedFile[],
+  useDeletionVectors: boolean,
+): Promise<RowRemoval> {
+  const now = ctx.now()
+  const actions: Action[] = []
+  const dvUpdates: Array<{ file: AddFile; bitmap: RoaringBitmapArray }> = []
+  const rewrites: TouchedFile[] = []
+  let removedFiles = 0
+  let removedBytes = 0
+  let dvsRemoved = 0
+  for (const t of touched) {
+    if (t.positions.length === 0) continue
+    if (t.positions.length >= t.liveRows) {
+      actions.push({ remove: tombstoneOf(t.file, BigInt(now), true) })
+      removedFiles++
+      removedBytes += Number(t.file.size)
+      if (t.file.deletionVector) dvsRemoved++
+    } else if (useDeletionVectors) {
+      await initDeletionVectors()
+      const old = RoaringBitmapArray.fromSorted(t.ref.deletedRows ?? [])
+      dvUpdates.push({ file: t.file, bitmap: old.union(RoaringBitmapArray.fromSorted(t.positions)) })
+    } else {
+      rewrites.push(t)
+    }
+  }
+
+  const writtenKeys: string[] = []
+  let copied: WrittenFile[] = []
+  try {
+    if (rewrites.length > 0) {
+      copied = await ctx.engine.writer.rewrite({
+        sources: rewrites.map((r) => r.ref),
+        positions: new Map(rewrites.map((r) => [r.ref.key, r.positions])),
+        positionsMode: 'exclude',
+        target: writeTargetOf(ctx.snapshot),
+        signal: ctx.signal,
+      })
+      writtenKeys.push(...copied.map((f) => f.key))
+    }
+    const { descriptors, key } = await writeDeletionVectors(
+      ctx.engine,
+      dvUpdates.map((u) => u.bitmap),
+      ctx.signal,
+    )
+    if (key !== undefined) writtenKeys.push(key)
+    for (const [i, u] of dvUpdates.entries()) {
+      const dv = descriptors[i] as DeletionVectorDescriptor
+      actions.push({ remove: tombstoneOf(u.file, BigInt(now), true) })
+      actions.push({ add: withNewDeletionVector(u.file, dv, true) })
+    }
+  } catch (err) {
+    await deleteQuietly(ctx.engine, writtenKeys)
+    throw err
+  }
+  for (const r of rewrites) {
+    actions.push({ remove: tombstoneOf(r.file, BigInt(now), true) })
+    removedBytes += Number(r.file.size)
+    if (r.file.deletionVector) dvsRemoved++
+  }
+  for (const f of copied) actions.push({ add: addFileOf(f, now, true) })
+  return {
+    actions,
+    writtenKeys,
+    removedFiles: removedFiles + rewrites.length,
+    removedBytes,
+    addedFiles: copied.length,
+    addedBytes: copied.reduce((n, f) => n + f.size, 0),
+    copiedRows: copied.reduce((n, f) => n + f.numRecords, 0),
+    dvsAdded: dvUpdates.filter((u) => u.file.deletionVector === undefined).length,
+    dvsUpdated: dvUpdates.filter((u) => u.file.deletionVector !== undefined).length,
+    dvsRemoved,
+  }
+}
+
+/**
+ * Deletes objects, ignoring failures: used to undo the writes of an operation that failed, where
+ * the original error matters more and a leftover is an orphan VACUUM removes.
+ *
+ * @param engine - the table's engine
+ * @param keys - store keys to delete
+ */
+export async function deleteQuietly(engine: Engine, keys: readonly string[]): Promise<void> {
+  for (const key of keys) {
+    try {
+      await engine.storage.delete(key)
+    } catch {
+      // Best effort: see above.
+    }
+  }
+}
+
+/**
+ * Parses and checks `set` assignments against a snapshot's schema: every key is a top-level
+ * column (matched case-insensitively, named once), every value an expression over existing
+ * columns, and no NOT NULL column gets a literal NULL.
+ *
+ * @param snap - the read snapshot
+ * @param set - column name to SQL expression text (or a parsed expression)
+ * @param argument - the option name for messages
+ * @returns column name as the schema spells it to its expression
+ * @throws {InvalidArgumentError} for an empty or malformed `set`, an unknown or repeated column,
+ *   a nested column, or NULL for a NOT NULL column
+ * @throws {InvalidPredicateError} when an expression does not parse
+ */
+export function parseAssignments(
+  snap: Snapshot,
+  set: unknown,
+  argument = 'set',
+): Readonly<Record<string, Expression>> {
+  if (set === null || typeof set !== 'object' || Array.isArray(set)) {
+    throw new InvalidArgumentError(`${argument} must be an object of column name to SQL expression`, {
+      argument,
+      hint: "Pass e.g. { set: { name: \"'x'\", value: 'value + 1' } }.",
+    })
+  }
+  const entries = Object.entries(set as Record<string, unknown>)
+  if (entries.length === 0) {
+    throw new InvalidArgumentError(`${argument} names no column to change`, { argument })
+  }
+  const columns = snapshotColumns(snap)
+  const out: Record<string, Expression> = {}
+  for (const [name, raw] of entries) {
+    const field = assignedField(snap, name, argument)
+    if (Object.hasOwn(out, field.name)) {
+      throw new InvalidArgumentError(`Column '${field.name}' is assigned twice in ${argument}`, { argument })
+    }
+    const expr = toExpression(raw, `${argument}.${name}`)
+    checkPredicateColumns(snap, expr, columns)
+    if (!field.nullable && isNullLiteral(expr)) {
+      throw new InvalidArgumentError(`Column '${field.name}' is NOT NULL and cannot be set to NULL`, {
+        argument,
+      })
+    }
+    out[field.name] = expr
+  }
+  return Object.freeze(out)
+}
+
+/**
+ * The top-level field a `set` key names.
+ *
+ * @throws {InvalidArgumentError} for an unknown or nested column
+ */
+export function assignedField(snap: Snapshot, name: string, argument: string): StructField {
+  const field = fieldByName(snap.schema, name)
+  if (field !== undefined) return field
+  const nested = name.includes('.') ? ' (nested fields cannot be assigned; set the whole struct column)' : ''
+  throw new InvalidArgumentError(`Cannot assign unknown column '${name}'${nested}`, {
+    argument,
+    hint: `The table has: ${snap.schema.fields.map((f) => f.name).join(', ')}`,
+  })
+}
+
+/**
+ * An expression from SQL text or a parsed tree.
+ *
+ * @throws {InvalidArgumentError} when the value is neither
+ * @throws {InvalidPredicateError} when the text does not parse
+ */
+export function toExpression(raw: unknown, argument: string): Expression {
+  if (typeof raw === 'string') {
+    if (raw.trim() === '') {
+      throw new InvalidArgumentError(
+        `${argument} is empty; give a SQL expression such as 'value + 1' or 'NULL'`,
+        {
+          argument,
+        },
+      )
+    }
+    return parseExpression(raw)
+  }
+  if (raw !== null && typeof raw === 'object' && typeof (raw as { kind?: unknown }).kind === 'string') {
+    return raw as Expression
+  }
+  throw new InvalidArgumentError(`${argument} must be SQL expression text, got ${describe(raw)}`, {
+    argument,
+    hint: 'Quote string values inside the SQL: { name: "\'Alice\'" }.',
+  })
+}
+
+/** Whether an expression is a NULL literal, possibly under casts. */
+export function isNullLiteral(expr: Expression): boolean {
+  if (expr.kind === 'literal') return expr.type === 'null'
+  if (expr.kind === 'cast') return isNullLiteral(expr.operand)
+  return false
+}
+
+/**
+ * Refuses row-changing DML on an append-only table (`delta.appendOnly`).
+ *
+ * @throws {UnsupportedError} when the table is append-only
+ */
+export function checkNotAppendOnly(snap: Snapshot, operation: string): void {
+  if (isAppendOnly(snap.protocol, snap.metadata)) {
+    throw new UnsupportedError(
+      `${operation} cannot change or delete rows of ${snap.location}: the table is append-only (delta.appendOnly = true)`,
+      { hint: 'Only appends are allowed; unset delta.appendOnly to modify rows.' },
+    )
+  }
+}
+
+/**
+ * Live rows of a file from its stats and DV.
+ *
+ * @returns the count, or undefined when the file has no record count
+ */
+export function liveRowCount(f: AddFile): number | undefined {
+  const n = parseStats(f.stats)?.numRecords
+  if (n === undefined) return undefined
+  return Number(n - (f.deletionVector?.cardinality ?? 0n))
+}
+
+/**
+ * The store key of a data file path of the log, when it lies inside the table root.
+ *
+ * @returns the key, or undefined for an absolute URI
+ */
+export function storeKeyOf(path: string): string | undefined {
+  const decoded = decodeAddPath(path)
+  return decoded.kind === 'relative' ? decoded.key : undefined
+}
+
+function describe(value: unknown): string {
+  if (value === null) return 'null'
+  if (Array.isArray(value)) return 'an array'
+  return typeof value
+}

@@ -1,0 +1,189 @@
+import {
+  and,
+  between,
+  binaryLiteral,
+  col,
+  dateLiteral,
+  decimalLiteralOf,
+  type Expression,
+  eq,
+  integralLiteral,
+  isIn,
+  type Literal,
+  lit,
+  or,
+  stringLiteral,
+  timestampLiteral,
+  timestampNtzLiteral,
+} from '../expressions/ast.js'
+import { type DataType as ExprType, parseDataType } from '../expressions/data-types.js'
+import { coerceRaw, compareValues, type Value } from '../expressions/values.js'
+import type { PrimitiveType } from '../protocol/schema.js'
+import type { EquiKey } from './merge-clauses.js'
+
+/**
+ * The MERGE source-key read predicate (rlc-spec 3.3, scenarios suite MSK): the target rows a
+ * MERGE without a NOT MATCHED BY SOURCE clause can touch are those whose join keys appear among
+ * the source rows' keys.
+ */
+export interface SourceKeyPredicate {
+  /**
+   * The cheap form: an IN-set per key column when there are at most `inSetThreshold` distinct
+   * key tuples, else a `BETWEEN min AND max` per key column; `FALSE` when no source row has a
+   * complete (non-NULL) key.
+   */
+  readonly preFilter: Expression
+  /** The row-exact form: the key IN-set, or the OR of the key tuples for several key columns. */
+  readonly exact: Expression
+  readonly kind: 'inSet' | 'range' | 'empty'
+  /** Distinct complete key tuples among the source rows. */
+  readonly distinctKeys: number
+}
+
+/** Key column types whose equality the data plane and the predicate evaluator agree on exactly. */
+const KEY_TYPES = new Set<string>([
+  'byte',
+  'short',
+  'integer',
+  'long',
+  'string',
+  'boolean',
+  'date',
+  'timestamp',
+  'timestamp_ntz',
+  'binary',
+])
+
+/**
+ * Builds the source-key predicate over the target's key columns.
+ *
+ * A source row with a NULL in any key matches nothing through `=` and contributes no key. Returns
+ * undefined (no usable predicate; the caller reads without one) when there are no keys, when a
+ * key column's type is not one whose equality is exact here (floating point, decimal of another
+ * scale), or when a source value cannot be read as the key column's type.
+ *
+ * @param keys - the equi-join keys of the ON condition
+ * @param rows - the source rows
+ * @param inSetThreshold - the most distinct key tuples an IN-set may hold
+ * @returns the predicate, or undefined
+ */
+export function sourceKeyPredicate(
+  keys: readonly EquiKey[],
+  rows: readonly Readonly<Record<string, unknown>>[],
+  inSetThreshold: number,
+): SourceKeyPredicate | undefined {
+  if (keys.length === 0 || keys.some((k) => !KEY_TYPES.has(k.targetType))) return undefined
+  const types = keys.map((k) => parseDataType(k.targetType))
+  if (types.some((t) => t === undefined)) return undefined
+  try {
+    return build(keys, types as ExprType[], rows, inSetThreshold)
+  } catch {
+    // A value outside its key column's range: no predicate can be built, read without one.
+    return undefined
+  }
+}
+
+function build(
+  keys: readonly EquiKey[],
+  types: readonly ExprType[],
+  rows: readonly Readonly<Record<string, unknown>>[],
+  inSetThreshold: number,
+): SourceKeyPredicate | undefined {
+  const tuples = new Map<string, Value[]>()
+  for (const row of rows) {
+    const tuple: Value[] = []
+    let complete = true
+    for (const [i, k] of keys.entries()) {
+      const v = coerceRaw(row[k.source], types[i]!)
+      if (v === undefined) return undefined
+      if (v === null) {
+        complete = false
+        break
+      }
+      tuple.push(v)
+    }
+    if (complete) tuples.set(tupleKey(tuple), tuple)
+  }
+  if (tuples.size === 0) {
+    return Object.freeze({ preFilter: lit(false), exact: lit(false), kind: 'empty', distinctKeys: 0 })
+  }
+  const all = [...tuples.values()]
+  const columns = keys.map((k) => col([k.target]))
+  const exact =
+    keys.length === 1
+      ? isIn(
+          columns[0]!,
+          all.map((t) => literalOf(t[0]!, keys[0]!.targetType)),
+        )
+      : or(...all.map((t) => and(...keys.map((k, i) => eq(columns[i]!, literalOf(t[i]!, k.targetType))))))
+  if (all.length <= inSetThreshold) {
+    const preFilter =
+      keys.length === 1
+        ? exact
+        : and(
+            ...keys.map((k, i) => {
+              const distinct = new Map<string, Value>()
+              for (const t of all) distinct.set(tupleKey([t[i]!]), t[i]!)
+              return isIn(
+                columns[i]!,
+                [...distinct.values()].map((v) => literalOf(v, k.targetType)),
+              )
+            }),
+          )
+    return Object.freeze({ preFilter, exact, kind: 'inSet', distinctKeys: all.length })
+  }
+  const preFilter = and(
+    ...keys.map((k, i) => {
+      let min = all[0]![i]!
+      let max = min
+      for (const t of all) {
+        const v = t[i]!
+        if (compareValues(v, min) < 0) min = v
+        if (compareValues(v, max) > 0) max = v
+      }
+      return between(columns[i]!, literalOf(min, k.targetType), literalOf(max, k.targetType))
+    }),
+  )
+  return Object.freeze({ preFilter, exact, kind: 'range', distinctKeys: all.length })
+}
+
+function tupleKey(values: readonly Value[]): string {
+  return JSON.stringify(values.map((v) => [v.t, valueText(v)]))
+}
+
+function valueText(v: Value): string {
+  switch (v.t) {
+    case 'bin':
+      return Array.from(v.v, (b) => b.toString(16).padStart(2, '0')).join('')
+    case 'dec':
+      return `${v.v.unscaled}e-${v.v.scale}`
+    case 'struct':
+      return JSON.stringify(v.v)
+    default:
+      return String(v.v)
+  }
+}
+
+/** A literal of the key column's type holding a value read as that type. */
+function literalOf(v: Value, type: PrimitiveType): Literal {
+  switch (v.t) {
+    case 'int':
+      return integralLiteral(type as 'byte' | 'short' | 'integer' | 'long', v.v)
+    case 'str':
+      return stringLiteral(v.v)
+    case 'bool':
+      return lit(v.v)
+    case 'date':
+      return dateLiteral(v.v)
+    case 'ts':
+      return timestampLiteral(v.v)
+    case 'ntz':
+      return timestampNtzLiteral(v.v)
+    case 'bin':
+      return binaryLiteral(v.v)
+    case 'dec':
+      return decimalLiteralOf(v.v)
+    default:
+      return lit(null)
+  }
+}

@@ -1,0 +1,229 @@
+import type { WrittenFile } from '../engine/data-writer.js'
+import type { MergeResult } from '../engine/merge-plan.js'
+import { InvalidArgumentError, UnsupportedError } from '../errors/index.js'
+import { and, type Expression } from '../expressions/ast.js'
+import { splitPartitionPredicate } from '../expressions/evaluate-stats.js'
+import { toSql } from '../expressions/to-sql.js'
+import type { Action } from '../protocol/actions.js'
+import { canWriteDeletionVectors } from '../protocol/table-features.js'
+import { pruneFiles } from '../scan/prune-files.js'
+import { columnSpecs, dataFileRefs } from '../scan/table-scan.js'
+import {
+  checkNotAppendOnly,
+  deleteQuietly,
+  removeRows,
+  type TouchedFile,
+  type WritingOperation,
+} from './dml-support.js'
+import { type MergeOptions, type MergePlan, planMerge } from './merge-clauses.js'
+import { sourceKeyPredicate } from './merge-source-keys.js'
+import type { OperationContext } from './operation.js'
+import { addFileOf, writeTargetOf } from './write-support.js'
+
+/**
+ * MERGE: joins `sourceRows` with the table on `options.on` and applies the clauses with Delta's
+ * semantics (each list in order, the first clause that applies acts; a target row matched by
+ * more than one source row with an applicable clause is refused, unless the only matched clause
+ * is an unconditional DELETE).
+ *
+ * Reading. Without a NOT MATCHED BY SOURCE clause only files that may hold rows matching the
+ * target-only part of `on` and the source keys (for `target.k = source.k` conjuncts) are read.
+ * The recorded read is Delta's: the target-only part of `on` (TRUE when none) over the files
+ * read. With the `mergeSourceKeyReadPredicate` flag it is narrowed to the source keys: an IN-set
+ * of at most `mergeSourceKeyInSetThreshold` distinct keys, else a min/max range, with the exact
+ * key set as the value-exact predicate. A NOT MATCHED BY SOURCE clause reads every file (TRUE).
+ *
+ * Writing. Updated images and inserted rows go to new files (ordinary adds). Rows updated or
+ * deleted leave their files as in DELETE: through a new deletion vector when the table has them
+ * enabled (merge-on-read), else by copying the remaining rows (copy-on-write); a file that loses
+ * every live row is removed whole. Nothing is staged on invalid input, and a failure deletes
+ * what this operation stored.
+ *
+ * @param ctx - the transaction's context
+ * @param sourceRows - the source rows: plain objects keyed by source column name
+ * @param options - `on`, the clauses and an optional source schema
+ * @returns the staged MERGE
+ * @throws {InvalidArgumentError} for malformed options, unknown or ambiguous columns, values that
+ *   do not fit, or several source rows matching one target row
+ * @throws {InvalidPredicateError} when an expression does not parse
+ * @throws {UnsupportedError} on an append-only table (for update and delete clauses), or when the
+ *   engine has no merge executor
+ */
+export async function buildMerge(
+  ctx: OperationContext,
+  sourceRows: readonly Readonly<Record<string, unknown>>[],
+  options: MergeOptions,
+): Promise<WritingOperation> {
+  if (!Array.isArray(sourceRows)) {
+    throw new InvalidArgumentError('merge expects an array of source row objects', { argument: 'sourceRows' })
+  }
+  sourceRows.forEach((r, i) => {
+    if (r === null || typeof r !== 'object' || Array.isArray(r)) {
+      throw new InvalidArgumentError(`Source row ${i} is not an object`, { argument: 'sourceRows' })
+    }
+  })
+  const snap = ctx.snapshot
+  const plan = planMerge(snap, sourceRows, options)
+  if (plan.changesTargetRows) checkNotAppendOnly(snap, 'MERGE')
+  const executor = ctx.engine.merge
+  if (executor === undefined) {
+    throw new UnsupportedError('This engine cannot run MERGE: it has no merge executor (engine.merge)')
+  }
+
+  const files = readTargetFiles(ctx, plan, sourceRows)
+  const refs = await dataFileRefs(ctx.engine, files, ctx.signal)
+  const result = await executor.execute({
+    files: refs,
+    targetColumns: columnSpecs(snap, undefined),
+    sourceColumns: plan.sourceColumns,
+    sourceRows,
+    on: plan.on,
+    whenMatched: plan.whenMatched,
+    whenNotMatched: plan.whenNotMatched,
+    whenNotMatchedBySource: plan.whenNotMatchedBySource,
+    allowMultipleMatches: plan.whenMatched.length === 1 && isUnconditionalDelete(plan),
+    signal: ctx.signal,
+  })
+  if (result.multipleMatch !== undefined) throw multipleMatchError(plan, sourceRows, result)
+
+  const touched: TouchedFile[] = []
+  for (const [i, m] of result.files.entries()) {
+    if (m.positions.length > 0) {
+      touched.push({ file: files[i]!, ref: refs[i]!, positions: m.positions, liveRows: m.liveRows })
+    }
+  }
+  // New rows first: a value that does not fit its column fails here, before any DV is written.
+  const written: WrittenFile[] =
+    result.rows.length === 0
+      ? []
+      : await ctx.engine.writer.writeRows({
+          rows: result.rows,
+          target: writeTargetOf(snap),
+          signal: ctx.signal,
+        })
+  let removal: Awaited<ReturnType<typeof removeRows>>
+  try {
+    removal = await removeRows(ctx, touched, canWriteDeletionVectors(snap.protocol, snap.metadata))
+  } catch (err) {
+    await deleteQuietly(
+      ctx.engine,
+      written.map((f) => f.key),
+    )
+    throw err
+  }
+  const now = ctx.now()
+  const actions: Action[] = [...removal.actions, ...written.map((f) => ({ add: addFileOf(f, now, true) }))]
+  const updated = result.numTargetRowsMatchedUpdated + result.numTargetRowsNotMatchedBySourceUpdated
+  const deleted = result.numTargetRowsMatchedDeleted + result.numTargetRowsNotMatchedBySourceDeleted
+  return {
+    operation: 'MERGE',
+    parameters: mergeParameters(plan),
+    actions,
+    metrics: Object.freeze({
+      numSourceRows: result.numSourceRows,
+      numTargetRowsInserted: result.numTargetRowsInserted,
+      numTargetRowsUpdated: updated,
+      numTargetRowsMatchedUpdated: result.numTargetRowsMatchedUpdated,
+      numTargetRowsNotMatchedBySourceUpdated: result.numTargetRowsNotMatchedBySourceUpdated,
+      numTargetRowsDeleted: deleted,
+      numTargetRowsMatchedDeleted: result.numTargetRowsMatchedDeleted,
+      numTargetRowsNotMatchedBySourceDeleted: result.numTargetRowsNotMatchedBySourceDeleted,
+      numTargetRowsCopied: removal.copiedRows,
+      numOutputRows: result.rows.length + removal.copiedRows,
+      numTargetFilesAdded: written.length + removal.addedFiles,
+      numTargetFilesRemoved: removal.removedFiles,
+      numTargetBytesAdded: written.reduce((n, f) => n + f.size, 0) + removal.addedBytes,
+      numTargetBytesRemoved: removal.removedBytes,
+      numTargetChangeFilesAdded: 0,
+      numTargetDeletionVectorsAdded: removal.dvsAdded,
+      numTargetDeletionVectorsUpdated: removal.dvsUpdated,
+      numTargetDeletionVectorsRemoved: removal.dvsRemoved,
+      numTargetFilesRead: files.length,
+    }),
+    changesData: true,
+    writtenKeys: [...removal.writtenKeys, ...written.map((f) => f.key)],
+  }
+}
+
+/**
+ * Chooses the target files to read and records the read.
+ *
+ * The pruning predicate is implied by `on` (target-only conjuncts and source keys), so a pruned
+ * file holds no row any source row matches; the recorded predicate is Delta's unless the
+ * source-key flag asks for the narrower one.
+ */
+function readTargetFiles(
+  ctx: OperationContext,
+  plan: MergePlan,
+  sourceRows: readonly Readonly<Record<string, unknown>>[],
+): ReturnType<typeof pruneFiles>['files'] {
+  const snap = ctx.snapshot
+  const all = snap.activeFiles()
+  if (plan.whenNotMatchedBySource.length > 0) {
+    // Every target row may be acted on: no source-key predicate, everything is read.
+    ctx.recordRead(all, undefined)
+    return all
+  }
+  const keys = sourceKeyPredicate(plan.keys, sourceRows, ctx.flags.mergeSourceKeyInSetThreshold)
+  const parts = [plan.targetOnly, keys?.preFilter].filter((e): e is Expression => e !== undefined)
+  const prune = parts.length === 0 ? undefined : and(...parts)
+  const { files } = pruneFiles(snap, all, prune)
+  if (ctx.flags.mergeSourceKeyReadPredicate && keys !== undefined) {
+    const exactParts = [plan.targetOnly, keys.exact].filter((e): e is Expression => e !== undefined)
+    const exactData =
+      keys.exact === keys.preFilter
+        ? undefined
+        : splitPartitionPredicate(and(...exactParts), snap.partitionColumns).data
+    ctx.recordRead(files, prune, exactData === undefined ? {} : { exactPredicate: exactData })
+  } else {
+    ctx.recordRead(files, plan.targetOnly)
+  }
+  return files
+}
+
+function isUnconditionalDelete(plan: MergePlan): boolean {
+  const only = plan.whenMatched[0]
+  return only?.kind === 'delete' && only.condition === undefined
+}
+
+function multipleMatchError(
+  plan: MergePlan,
+  sourceRows: readonly Readonly<Record<string, unknown>>[],
+  result: MergeResult,
+): InvalidArgumentError {
+  const m = result.multipleMatch!
+  const first = sourceRows[m.sourceRows[0] ?? 0] ?? {}
+  const key =
+    plan.keys.length === 0
+      ? `source rows ${m.sourceRows.join(', ')}`
+      : plan.keys.map((k) => `${k.target} = ${showValue(first[k.source])}`).join(', ')
+  return new InvalidArgumentError(
+    `MERGE: source rows ${m.sourceRows.join(', ')} (${key}) match the same target row ` +
+      `(file ${m.key}, row ${m.position}); Delta MERGE forbids multiple source rows matching one target row`,
+    {
+      argument: 'sourceRows',
+      hint: 'De-duplicate the source rows on the join key, or narrow the ON condition.',
+    },
+  )
+}
+
+function showValue(v: unknown): string {
+  if (typeof v === 'string') return `'${v}'`
+  if (typeof v === 'bigint') return v.toString()
+  if (v === undefined || v === null) return 'NULL'
+  return String(v)
+}
+
+/** `commitInfo.operationParameters` as Delta writes them for MERGE. */
+function mergeParameters(plan: MergePlan): Readonly<Record<string, unknown>> {
+  const describe = (kind: string, condition: Expression | undefined): Record<string, string> =>
+    condition === undefined ? { actionType: kind } : { actionType: kind, predicate: toSql(condition) }
+  return {
+    predicate: JSON.stringify(toSql(plan.on)),
+    matchedPredicates: JSON.stringify(plan.whenMatched.map((c) => describe(c.kind, c.condition))),
+    notMatchedPredicates: JSON.stringify(plan.whenNotMatched.map((c) => describe('insert', c.condition))),
+    notMatchedBySourcePredicates: JSON.stringify(
+      plan.whenNotMatchedBySource.map((c) => describe(c.kind, c.condition)),
+    ),
+  }
+}

@@ -1,0 +1,416 @@
+import { planCompositionTags, withCompositionTags } from '../conflict/composition-tags.js'
+import { tombstoneOf } from '../conflict/file-actions.js'
+import type { DataFileRef } from '../engine/data-plane.js'
+import type { CompactionOutput, WrittenFile } from '../engine/data-writer.js'
+import { InvalidArgumentError } from '../errors/index.js'
+import { columnsOf, type Expression } from '../expressions/ast.js'
+import { type DataType as ExprType, parseDataType } from '../expressions/data-types.js'
+import { toSql } from '../expressions/to-sql.js'
+import { coerceRaw, compareValues, type Value } from '../expressions/values.js'
+import type { Action, AddFile } from '../protocol/actions.js'
+import { fieldByName, isPrimitiveType } from '../protocol/schema.js'
+import { parseStats } from '../protocol/stats.js'
+import { pruneFiles } from '../scan/prune-files.js'
+import { columnSpecs, dataFileRefs, parseWhere, type Row } from '../scan/table-scan.js'
+import type { Snapshot } from '../snapshot/snapshot.js'
+import { deleteQuietly, type WritingOperation } from './dml-support.js'
+import type { OperationContext } from './operation.js'
+import { addFileOf, writeTargetOf } from './write-support.js'
+
+/** Delta's `optimize.maxFileSize` default: bins (and output files) of up to 1 GiB. */
+export const DEFAULT_OPTIMIZE_TARGET_FILE_SIZE = 1024 * 1024 * 1024
+/** Delta's `optimize.maxDeletedRowsRatio` default. */
+export const DEFAULT_MAX_DELETED_ROWS_RATIO = 0.05
+
+/** Options of an OPTIMIZE. */
+export interface OptimizeOptions {
+  /**
+   * The size a bin of source files may reach, in bytes (sum of the sources' sizes); each bin
+   * becomes one file. Default 1 GiB (Delta's `optimize.maxFileSize`).
+   */
+  readonly targetFileSize?: number | undefined
+  /**
+   * Files of at least this many bytes are left alone unless their deletion vector hides too
+   * many rows. Default: `targetFileSize` (Delta's `optimize.minFileSize` equals its max).
+   */
+  readonly minFileSize?: number | undefined
+  /** A file whose DV hides more than this share of its rows is rewritten whatever its size (default 0.05). */
+  readonly maxDeletedRowsRatio?: number | undefined
+  /** Z-order the rows of each selected partition by these (non-partition, primitive) columns. */
+  readonly zOrderBy?: readonly string[] | undefined
+  /** A predicate over partition columns selecting the partitions to optimize. */
+  readonly where?: string | Expression | undefined
+}
+
+/** A staged OPTIMIZE, with what its own retry needs. */
+export interface OptimizeOperation extends WritingOperation {
+  /** Every source file removed, as read (with its deletion vector). */
+  readonly sources: readonly AddFile[]
+  /** The partition predicate, or undefined for the whole table. */
+  readonly predicate: Expression | undefined
+}
+
+/**
+ * OPTIMIZE: bin-packing compaction, or a Z-order rewrite with `zOrderBy`. Every add and remove
+ * has `dataChange = false`; the read recorded is each bin's files and the partition predicate
+ * (rlc-spec 2.4).
+ *
+ * Compaction: per partition, the files smaller than `minFileSize` (and any file whose DV hides
+ * more than `maxDeletedRowsRatio` of its rows) are sorted by size and packed greedily into bins
+ * of up to `targetFileSize` bytes. A bin of one file is compacted only when that file has a DV
+ * (its deleted rows are purged). Each bin becomes exactly one output holding the live rows of its
+ * sources in bin order, inside a source in `file_row_number` order; a bin without live rows
+ * becomes no file. Each source's tombstone carries the composition tags `compactedInto` /
+ * `compactionInfo` (rlc-spec 7.3, 7.4) whenever the capture is trustworthy: one output, the
+ * sources in bin order, each one contiguous at the offset the data plane reports, every source
+ * with `numRecords`, and the written row counts equal to the live counts. The reconciliation
+ * flags do not gate the tags (design decision 5).
+ *
+ * Z-order: all files of each selected partition are rewritten, rows sorted by the interleaved
+ * bits of their columns' value ranks (NULL first), into files of about `targetFileSize`. The
+ * rows are sorted in memory, one partition at a time. Z-order writes no composition tags.
+ *
+ * @param ctx - the transaction's context
+ * @param options - sizes, Z-order columns, partition predicate
+ * @returns the staged OPTIMIZE (no actions when there is nothing to do)
+ * @throws {InvalidArgumentError} for a bad size, a predicate over non-partition columns, or an
+ *   unknown, partition, repeated or non-primitive Z-order column
+ * @throws {InvalidPredicateError} when the predicate does not parse
+ */
+export async function buildOptimize(
+  ctx: OperationContext,
+  options: OptimizeOptions = {},
+): Promise<OptimizeOperation> {
+  if (options === null || typeof options !== 'object') {
+    throw new InvalidArgumentError('optimize expects an options object', { argument: 'options' })
+  }
+  const snap = ctx.snapshot
+  const targetFileSize =
+    positiveSize(options.targetFileSize, 'targetFileSize') ?? DEFAULT_OPTIMIZE_TARGET_FILE_SIZE
+  const minFileSize = positiveSize(options.minFileSize, 'minFileSize') ?? targetFileSize
+  const ratio = options.maxDeletedRowsRatio ?? DEFAULT_MAX_DELETED_ROWS_RATIO
+  if (typeof ratio !== 'number' || !(ratio >= 0 && ratio <= 1)) {
+    throw new InvalidArgumentError(`maxDeletedRowsRatio must be a number in [0, 1], got ${String(ratio)}`, {
+      argument: 'maxDeletedRowsRatio',
+    })
+  }
+  const zOrderBy = zOrderColumns(snap, options.zOrderBy)
+  const predicate = parseWhere(options.where)
+  if (predicate !== undefined) checkPartitionOnly(snap, predicate)
+  const { files: selected } = pruneFiles(snap, snap.activeFiles(), predicate)
+  const partitions = groupByPartition(selected)
+  const parameters = {
+    predicate: JSON.stringify(predicate === undefined ? [] : [toSql(predicate)]),
+    zOrderBy: JSON.stringify(zOrderBy),
+    auto: false,
+  }
+  const bins =
+    zOrderBy.length > 0
+      ? partitions
+      : partitions.flatMap((files) => packBins(files, minFileSize, targetFileSize, ratio))
+  const sources = bins.flat()
+  ctx.recordRead(sources, predicate)
+  const base = {
+    operation: 'OPTIMIZE',
+    parameters,
+    changesData: false,
+    predicate,
+    sources: Object.freeze(sources),
+  }
+  if (bins.length === 0) {
+    return { ...base, actions: [], metrics: optimizeMetrics(selected.length, 0, [], [], 0), writtenKeys: [] }
+  }
+
+  const now = ctx.now()
+  const actions: Action[] = []
+  const added: WrittenFile[] = []
+  let tagged = 0
+  try {
+    if (zOrderBy.length > 0) {
+      for (const files of bins) {
+        const written = await zOrderPartition(ctx, files, zOrderBy, targetFileSize)
+        added.push(...written)
+        for (const f of files) actions.push({ remove: tombstoneOf(f, BigInt(now), false) })
+      }
+    } else {
+      const refs = await Promise.all(bins.map((bin) => dataFileRefs(ctx.engine, bin, ctx.signal)))
+      const outputs = await ctx.engine.writer.compact({
+        bins: refs,
+        target: writeTargetOf(snap, targetFileSize),
+        signal: ctx.signal,
+      })
+      for (const o of outputs) if (o.file !== null) added.push(o.file)
+      bins.forEach((bin, b) => {
+        const out = outputs[b] as CompactionOutput
+        const tags = trustedCompositionTags(out, bin, refs[b] as DataFileRef[])
+        for (const f of bin) {
+          const tombstone = tombstoneOf(f, BigInt(now), false)
+          const t = tags?.get(f.path)
+          actions.push({ remove: t === undefined ? tombstone : withCompositionTags(tombstone, t) })
+          if (t !== undefined) tagged++
+        }
+      })
+    }
+  } catch (err) {
+    await deleteQuietly(
+      ctx.engine,
+      added.map((f) => f.key),
+    )
+    throw err
+  }
+  for (const f of added) actions.push({ add: addFileOf(f, now, false) })
+  return {
+    ...base,
+    actions,
+    metrics: optimizeMetrics(selected.length, bins.length, sources, added, tagged),
+    writtenKeys: added.map((f) => f.key),
+  }
+}
+
+/**
+ * The composition tags of one compacted bin, or undefined when the capture cannot be trusted
+ * (rlc-spec 7.3): then the tombstones stay plain and a conflict aborts as in file-level Delta.
+ *
+ * @param out - what the data plane wrote for the bin
+ * @param bin - the bin's source files, in bin order
+ * @param refs - their data file references, in the same order
+ * @returns source path to tags, or undefined
+ */
+export function trustedCompositionTags(
+  out: CompactionOutput,
+  bin: readonly AddFile[],
+  refs: readonly DataFileRef[],
+): ReadonlyMap<string, Readonly<Record<string, string>>> | undefined {
+  if (out.file === null || out.sources.length !== bin.length || refs.length !== bin.length) return undefined
+  let offset = 0
+  for (let i = 0; i < bin.length; i++) {
+    const s = out.sources[i]!
+    if (s.key !== refs[i]!.key || s.rowOffsetInTarget !== offset) return undefined
+    const physical = parseStats(bin[i]!.stats)?.numRecords
+    if (physical === undefined || BigInt(s.physicalRowCount) !== physical) return undefined
+    offset += s.rowCount
+  }
+  if (offset !== out.file.numRecords) return undefined
+  return planCompositionTags(
+    out.file.path,
+    bin,
+    out.sources.map((s) => s.rowCount),
+  )
+}
+
+// === Planning ===
+
+function positiveSize(value: unknown, argument: string): number | undefined {
+  if (value === undefined) return undefined
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value <= 0) {
+    throw new InvalidArgumentError(
+      `${argument} must be a positive whole number of bytes, got ${String(value)}`,
+      {
+        argument,
+      },
+    )
+  }
+  return value
+}
+
+function zOrderColumns(snap: Snapshot, raw: unknown): string[] {
+  if (raw === undefined) return []
+  if (!Array.isArray(raw) || raw.some((c) => typeof c !== 'string')) {
+    throw new InvalidArgumentError('zOrderBy must be an array of column names', { argument: 'zOrderBy' })
+  }
+  const out: string[] = []
+  const partitions = new Set(snap.partitionColumns.map((c) => c.toLowerCase()))
+  for (const name of raw as string[]) {
+    const field = fieldByName(snap.schema, name)
+    if (field === undefined) {
+      throw new InvalidArgumentError(`Unknown Z-order column '${name}'`, {
+        argument: 'zOrderBy',
+        hint: `The table has: ${snap.schema.fields.map((f) => f.name).join(', ')}`,
+      })
+    }
+    if (partitions.has(field.name.toLowerCase())) {
+      throw new InvalidArgumentError(
+        `'${field.name}' is a partition column; Z-order by data columns (partitions are already clustered)`,
+        { argument: 'zOrderBy' },
+      )
+    }
+    if (!isPrimitiveType(field.type)) {
+      throw new InvalidArgumentError(`Z-order column '${field.name}' must have a primitive type`, {
+        argument: 'zOrderBy',
+      })
+    }
+    if (out.includes(field.name)) {
+      throw new InvalidArgumentError(`Z-order column '${field.name}' is listed twice`, {
+        argument: 'zOrderBy',
+      })
+    }
+    out.push(field.name)
+  }
+  return out
+}
+
+function checkPartitionOnly(snap: Snapshot, predicate: Expression): void {
+  const partitions = new Set(snap.partitionColumns.map((c) => c.toLowerCase()))
+  for (const path of columnsOf(predicate)) {
+    if (path.length !== 1 || !partitions.has((path[0] as string).toLowerCase())) {
+      throw new InvalidArgumentError(
+        `OPTIMIZE can only select partitions, but its predicate references '${path.join('.')}', which is not a partition column`,
+        {
+          argument: 'where',
+          hint: `Partition columns: ${snap.partitionColumns.join(', ') || '(none: the table is not partitioned)'}`,
+        },
+      )
+    }
+  }
+}
+
+function groupByPartition(files: readonly AddFile[]): AddFile[][] {
+  const groups = new Map<string, AddFile[]>()
+  for (const f of files) {
+    const key = JSON.stringify(
+      Object.entries(f.partitionValues)
+        .map(([k, v]) => [k, v === '' ? null : v])
+        .sort(([a], [b]) => ((a as string) < (b as string) ? -1 : 1)),
+    )
+    const g = groups.get(key)
+    if (g === undefined) groups.set(key, [f])
+    else g.push(f)
+  }
+  return [...groups.values()]
+}
+
+/** Delta's greedy bin packing over one partition's small (or DV-heavy) files. */
+function packBins(
+  files: readonly AddFile[],
+  minFileSize: number,
+  maxBinSize: number,
+  ratio: number,
+): AddFile[][] {
+  const candidates = files
+    .filter((f) => Number(f.size) < minFileSize || deletedRatio(f) > ratio)
+    .sort((a, b) =>
+      a.size < b.size ? -1 : a.size > b.size ? 1 : a.path < b.path ? -1 : a.path > b.path ? 1 : 0,
+    )
+  const bins: AddFile[][] = []
+  let bin: AddFile[] = []
+  let size = 0
+  for (const f of candidates) {
+    if (bin.length > 0 && size + Number(f.size) > maxBinSize) {
+      bins.push(bin)
+      bin = []
+      size = 0
+    }
+    bin.push(f)
+    size += Number(f.size)
+  }
+  if (bin.length > 0) bins.push(bin)
+  return bins.filter((b) => b.length > 1 || b[0]?.deletionVector !== undefined)
+}
+
+function deletedRatio(f: AddFile): number {
+  const dv = f.deletionVector
+  if (dv === undefined) return 0
+  const n = parseStats(f.stats)?.numRecords
+  if (n === undefined || n === 0n) return 1
+  return Number(dv.cardinality) / Number(n)
+}
+
+// === Z-order ===
+
+/** Bits per column in the interleaved key. */
+const Z_BITS = 16
+
+async function zOrderPartition(
+  ctx: OperationContext,
+  files: readonly AddFile[],
+  columns: readonly string[],
+  targetFileSize: number,
+): Promise<WrittenFile[]> {
+  const snap = ctx.snapshot
+  const refs = await dataFileRefs(ctx.engine, files, ctx.signal)
+  const rows: Row[] = []
+  for await (const batch of ctx.engine.data.scan({
+    files: refs,
+    columns: columnSpecs(snap, undefined),
+    signal: ctx.signal,
+  })) {
+    rows.push(...batch)
+  }
+  if (rows.length === 0) return []
+  const keys = zOrderKeys(snap, rows, columns)
+  const order = rows
+    .map((_, i) => i)
+    .sort((a, b) => {
+      const ka = keys[a] as bigint
+      const kb = keys[b] as bigint
+      return ka < kb ? -1 : ka > kb ? 1 : a - b
+    })
+  return ctx.engine.writer.writeRows({
+    rows: order.map((i) => rows[i] as Row),
+    target: writeTargetOf(snap, targetFileSize),
+    signal: ctx.signal,
+  })
+}
+
+/**
+ * Z-order keys: each column's values are ranked (NULL first, then ascending), the rank is scaled
+ * to {@link Z_BITS} bits, and the bits of all columns are interleaved from the most significant.
+ */
+function zOrderKeys(snap: Snapshot, rows: readonly Row[], columns: readonly string[]): bigint[] {
+  const scaled = columns.map((name) => {
+    const type = parseDataType(fieldByName(snap.schema, name)?.type as string) as ExprType
+    const values = rows.map((r) =>
+      r[name] === null || r[name] === undefined ? null : coerceRaw(r[name], type),
+    )
+    const distinct = [...new Map(values.map((v) => [valueKey(v), v])).values()].sort(compareNullable)
+    const rank = new Map(distinct.map((v, i) => [valueKey(v), i]))
+    const n = Math.max(1, distinct.length)
+    return values.map((v) => Math.floor(((rank.get(valueKey(v)) ?? 0) * 2 ** Z_BITS) / n))
+  })
+  return rows.map((_, r) => {
+    let key = 0n
+    for (let bit = Z_BITS - 1; bit >= 0; bit--) {
+      for (const col of scaled) key = (key << 1n) | BigInt(((col[r] as number) >> bit) & 1)
+    }
+    return key
+  })
+}
+
+function valueKey(v: Value | null | undefined): string {
+  if (v === null || v === undefined) return 'null'
+  return JSON.stringify([v.t, typeof v.v === 'bigint' ? v.v.toString() : v.v], (_k, x) =>
+    typeof x === 'bigint' ? x.toString() : x,
+  )
+}
+
+function compareNullable(a: Value | null | undefined, b: Value | null | undefined): number {
+  if (a === null || a === undefined) return b === null || b === undefined ? 0 : -1
+  if (b === null || b === undefined) return 1
+  return compareValues(a, b)
+}
+
+function optimizeMetrics(
+  considered: number,
+  batches: number,
+  sources: readonly AddFile[],
+  added: readonly WrittenFile[],
+  tagged: number,
+): Readonly<Record<string, number>> {
+  const partitions = new Set(sources.map((f) => JSON.stringify(f.partitionValues)))
+  return Object.freeze({
+    numAddedFiles: added.length,
+    numRemovedFiles: sources.length,
+    numAddedBytes: added.reduce((n, f) => n + f.size, 0),
+    numRemovedBytes: sources.reduce((n, f) => n + Number(f.size), 0),
+    numBatches: batches,
+    partitionsOptimized: partitions.size,
+    totalConsideredFiles: considered,
+    totalFilesSkipped: considered - sources.length,
+    numDeletionVectorsRemoved: sources.filter((f) => f.deletionVector !== undefined).length,
+    numDeletionVectorRowsRemoved: sources.reduce(
+      (n, f) => n + Number(f.deletionVector?.cardinality ?? 0n),
+      0,
+    ),
+    numTaggedSources: tagged,
+  })
+}

@@ -1,0 +1,153 @@
+import type { WrittenFile } from '../engine/data-writer.js'
+import { InvalidArgumentError } from '../errors/index.js'
+import type { Expression } from '../expressions/ast.js'
+import { toSql } from '../expressions/to-sql.js'
+import type { Action } from '../protocol/actions.js'
+import { canWriteDeletionVectors } from '../protocol/table-features.js'
+import { pruneFiles } from '../scan/prune-files.js'
+import { columnSpecs, dataFileRefs, parseWhere } from '../scan/table-scan.js'
+import {
+  checkNotAppendOnly,
+  deleteQuietly,
+  parseAssignments,
+  removeRows,
+  type TouchedFile,
+  type WritingOperation,
+} from './dml-support.js'
+import type { OperationContext } from './operation.js'
+import { addFileOf, writeTargetOf } from './write-support.js'
+
+/** Options of an UPDATE. */
+export interface UpdateOptions {
+  /** SQL predicate selecting the rows to change; every row when absent. */
+  readonly where?: string | Expression | undefined
+  /**
+   * New values by column name: SQL expressions over the row's current values, e.g.
+   * `{ value: 'value * 2', name: "'renamed'" }`.
+   */
+  readonly set: Readonly<Record<string, string | Expression>>
+}
+
+/**
+ * UPDATE: replaces the rows matching `where` by their images under `set`.
+ *
+ * Only files whose partition values and statistics may match are read; the read is recorded
+ * with its predicate. With deletion vectors enabled on the table, each touched file keeps its
+ * untouched rows and gets a new DV over the matched ones (`remove(P, oldDV)` + `add(P, newDV)`);
+ * without, the untouched rows are copied to new files (copy-on-write). Either way the updated
+ * images go to new files, which are ordinary adds (a file whose every live row matched is
+ * removed whole). Everything is written before any action is staged, and a failure deletes what
+ * this operation stored.
+ *
+ * @param ctx - the transaction's context
+ * @param options - `where` and `set`
+ * @returns the staged UPDATE
+ * @throws {InvalidArgumentError} for a missing or empty `set`, an unknown column, NULL for a NOT
+ *   NULL column, or a value that does not fit its column
+ * @throws {InvalidPredicateError} when the predicate or an expression does not parse
+ * @throws {UnsupportedError} on an append-only table
+ */
+export async function buildUpdate(ctx: OperationContext, options: UpdateOptions): Promise<WritingOperation> {
+  if (options === null || typeof options !== 'object') {
+    throw new InvalidArgumentError('update expects { where?, set }', { argument: 'options' })
+  }
+  const snap = ctx.snapshot
+  checkNotAppendOnly(snap, 'UPDATE')
+  const set = parseAssignments(snap, options.set)
+  const predicate = parseWhere(options.where)
+  const { files: candidates } = pruneFiles(snap, snap.activeFiles(), predicate)
+  ctx.recordRead(candidates, predicate)
+  const parameters = { predicate: predicate ? JSON.stringify(toSql(predicate)) : undefined }
+
+  const refs = await dataFileRefs(ctx.engine, candidates, ctx.signal)
+  const matches =
+    refs.length === 0
+      ? []
+      : await ctx.engine.data.matchPositions({
+          files: refs,
+          predicate,
+          predicateColumns: columnSpecs(snap, undefined),
+          signal: ctx.signal,
+        })
+  const touched: TouchedFile[] = []
+  for (const [i, m] of matches.entries()) {
+    if (m.positions.length === 0) continue
+    touched.push({ file: candidates[i]!, ref: refs[i]!, positions: m.positions, liveRows: m.liveRows })
+  }
+  const updatedRows = touched.reduce((n, t) => n + t.positions.length, 0)
+  if (touched.length === 0) {
+    return {
+      operation: 'UPDATE',
+      parameters,
+      actions: [],
+      metrics: updateMetrics(0, 0, 0, 0, 0, 0, 0, 0, 0),
+      changesData: true,
+      writtenKeys: [],
+    }
+  }
+
+  // Images first: a bad `set` (type, NOT NULL) fails here, before any DV is written.
+  const images: WrittenFile[] = await ctx.engine.writer.rewrite({
+    sources: touched.map((t) => t.ref),
+    positions: new Map(touched.map((t) => [t.ref.key, t.positions])),
+    positionsMode: 'include',
+    set,
+    target: writeTargetOf(snap),
+    signal: ctx.signal,
+  })
+  let removal: Awaited<ReturnType<typeof removeRows>>
+  try {
+    removal = await removeRows(ctx, touched, canWriteDeletionVectors(snap.protocol, snap.metadata))
+  } catch (err) {
+    await deleteQuietly(
+      ctx.engine,
+      images.map((f) => f.key),
+    )
+    throw err
+  }
+  const now = ctx.now()
+  const actions: Action[] = [...removal.actions, ...images.map((f) => ({ add: addFileOf(f, now, true) }))]
+  return {
+    operation: 'UPDATE',
+    parameters,
+    actions,
+    metrics: updateMetrics(
+      updatedRows,
+      removal.copiedRows,
+      removal.addedFiles + images.length,
+      removal.removedFiles,
+      removal.addedBytes + images.reduce((n, f) => n + f.size, 0),
+      removal.removedBytes,
+      removal.dvsAdded,
+      removal.dvsUpdated,
+      removal.dvsRemoved,
+    ),
+    changesData: true,
+    writtenKeys: [...removal.writtenKeys, ...images.map((f) => f.key)],
+  }
+}
+
+function updateMetrics(
+  updatedRows: number,
+  copiedRows: number,
+  addedFiles: number,
+  removedFiles: number,
+  addedBytes: number,
+  removedBytes: number,
+  dvsAdded: number,
+  dvsUpdated: number,
+  dvsRemoved: number,
+): Readonly<Record<string, number>> {
+  return Object.freeze({
+    numUpdatedRows: updatedRows,
+    numCopiedRows: copiedRows,
+    numAddedFiles: addedFiles,
+    numRemovedFiles: removedFiles,
+    numAddedBytes: addedBytes,
+    numRemovedBytes: removedBytes,
+    numAddedChangeFiles: 0,
+    numDeletionVectorsAdded: dvsAdded,
+    numDeletionVectorsUpdated: dvsUpdated,
+    numDeletionVectorsRemoved: dvsRemoved,
+  })
+}
