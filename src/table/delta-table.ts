@@ -1,8 +1,15 @@
 import { type ConflictFlags, parseConflictFlags } from '../conflict/flags.js'
 import type { Engine } from '../engine/engine.js'
 import { createDefaultEngine } from '../engine-default/default-engine.js'
-import { FileNotFoundError, InvalidArgumentError } from '../errors/index.js'
+import { ConcurrentModificationError, FileNotFoundError, InvalidArgumentError } from '../errors/index.js'
+import { fileActionKey } from '../log/replay.js'
 import type { AppendOptions } from '../ops/append.js'
+import { deleteQuietly, type WritingOperation } from '../ops/dml-support.js'
+import { buildMerge } from '../ops/merge.js'
+import type { MergeOptions } from '../ops/merge-clauses.js'
+import { buildOptimize, type OptimizeOperation, type OptimizeOptions } from '../ops/optimize.js'
+import { buildUpdate, type UpdateOptions } from '../ops/update.js'
+import { type VacuumOptions, type VacuumResult, vacuumTable } from '../ops/vacuum.js'
 import { parseCommitFile } from '../protocol/action-json.js'
 import type { CommitInfo, Version } from '../protocol/actions.js'
 import { commitFileName, LOG_DIR, parseLogFileName } from '../protocol/log-files.js'
@@ -185,6 +192,117 @@ export class DeltaTable {
   }
 
   /**
+   * Updates the rows matching `where` (every row when absent) as one commit.
+   *
+   * @param options - `where` predicate and `set` (column name to SQL expression)
+   * @returns the commit
+   * @throws {InvalidArgumentError} for a bad `set`; nothing is written
+   * @throws {ConcurrentModificationError} when a concurrent commit conflicts; the files this
+   *   UPDATE wrote are deleted again
+   */
+  async update(options: UpdateOptions): Promise<CommitResult> {
+    const txn = await this.begin()
+    const op = (await txn.stage((ctx) => buildUpdate(ctx, options))) as WritingOperation
+    return this.#commitOrUndo(txn, op.writtenKeys)
+  }
+
+  /**
+   * Merges source rows into the table as one commit (see `buildMerge` for the semantics).
+   *
+   * @param sourceRows - plain objects keyed by source column name
+   * @param options - `on` and the `whenMatched`, `whenNotMatched`, `whenNotMatchedBySource` clauses
+   * @returns the commit
+   * @throws {InvalidArgumentError} for bad clauses or several source rows matching one target
+   *   row; nothing is written
+   * @throws {ConcurrentModificationError} when a concurrent commit conflicts; the files this
+   *   MERGE wrote are deleted again
+   */
+  async merge(
+    sourceRows: readonly Readonly<Record<string, unknown>>[],
+    options: MergeOptions,
+  ): Promise<CommitResult> {
+    const txn = await this.begin()
+    const op = (await txn.stage((ctx) => buildMerge(ctx, sourceRows, options))) as WritingOperation
+    return this.#commitOrUndo(txn, op.writtenKeys)
+  }
+
+  /**
+   * Compacts small files (or Z-orders with `zOrderBy`) as one commit with `dataChange = false`.
+   *
+   * When the commit meets a conflict, OPTIMIZE retries on the latest snapshot with the same
+   * output files, but only while every source file (path and deletion vector) is still live and
+   * the schema and partitioning are unchanged (rlc-spec 2.4); otherwise the conflict is thrown
+   * and the outputs are deleted again.
+   *
+   * @param options - sizes, Z-order columns, partition predicate
+   * @returns the commit (`committed: false` when there was nothing to compact)
+   * @throws {ConcurrentModificationError} when a conflict cannot be retried
+   */
+  async optimize(options: OptimizeOptions = {}): Promise<CommitResult> {
+    let txn = await this.begin()
+    const op = (await txn.stage((ctx) => buildOptimize(ctx, options))) as OptimizeOperation
+    for (let retry = 0; ; retry++) {
+      try {
+        return await txn.commit()
+      } catch (err) {
+        const next =
+          err instanceof ConcurrentModificationError && retry < OPTIMIZE_MAX_RETRIES
+            ? await this.#retryOptimize(txn.snapshot, op)
+            : undefined
+        if (next === undefined) {
+          if (err instanceof ConcurrentModificationError) await deleteQuietly(this.engine, op.writtenKeys)
+          throw err
+        }
+        txn = next
+      }
+    }
+  }
+
+  /**
+   * Deletes files no version inside the retention window needs (see `vacuumTable`). Writes no
+   * commit.
+   *
+   * @param options - `retentionHours` (default the table's `delta.deletedFileRetentionDuration`),
+   *   `dryRun`, `enforceRetentionDuration`
+   * @returns the files deleted (or to delete, in a dry run)
+   * @throws {InvalidArgumentError} for a retention below the table's unless
+   *   `enforceRetentionDuration: false`
+   */
+  async vacuum(options: VacuumOptions = {}): Promise<VacuumResult> {
+    const snap = await this.snapshot({ signal: options.signal })
+    return vacuumTable(this.engine, snap, options)
+  }
+
+  async #commitOrUndo(txn: Transaction, writtenKeys: readonly string[]): Promise<CommitResult> {
+    try {
+      return await txn.commit()
+    } catch (err) {
+      // A conflict is decided before anything lands, so the new files are nobody's.
+      if (err instanceof ConcurrentModificationError) await deleteQuietly(this.engine, writtenKeys)
+      throw err
+    }
+  }
+
+  /** A new transaction re-staging `op` when all its sources are still live, else undefined. */
+  async #retryOptimize(previous: Snapshot, op: OptimizeOperation): Promise<Transaction | undefined> {
+    const next = await this.begin()
+    const snap = next.snapshot
+    if (
+      snap.metadata.schemaString !== previous.metadata.schemaString ||
+      JSON.stringify(snap.partitionColumns) !== JSON.stringify(previous.partitionColumns)
+    ) {
+      return undefined
+    }
+    const live = new Set(snap.activeFiles().map((f) => fileActionKey(f.path, f.deletionVector)))
+    if (!op.sources.every((f) => live.has(fileActionKey(f.path, f.deletionVector)))) return undefined
+    await next.stage(async (ctx) => {
+      ctx.recordRead(op.sources, op.predicate)
+      return op
+    })
+    return next
+  }
+
+  /**
    * Reads live rows: partition pruning, statistics skipping and deletion vectors applied.
    * Nothing is read until the scan is iterated, counted or turned into an array.
    *
@@ -250,6 +368,9 @@ export class DeltaTable {
     if (this.#ownsEngine) await this.engine.close()
   }
 }
+
+/** How many times OPTIMIZE re-stages its outputs after a conflict. */
+const OPTIMIZE_MAX_RETRIES = 3
 
 /** The key of a commit file, for callers that address the log directly. */
 export function commitKey(version: Version): string {

@@ -13,7 +13,11 @@ import type { Expression } from '../expressions/ast.js'
 import { splitPartitionPredicate } from '../expressions/evaluate-stats.js'
 import { type AppendOptions, buildAppend } from '../ops/append.js'
 import { buildDelete } from '../ops/delete.js'
+import { buildMerge } from '../ops/merge.js'
+import type { MergeOptions } from '../ops/merge-clauses.js'
 import type { OperationContext, RecordReadOptions, StagedOperation } from '../ops/operation.js'
+import { buildOptimize, type OptimizeOptions } from '../ops/optimize.js'
+import { buildUpdate, type UpdateOptions } from '../ops/update.js'
 import type { Action, AddFile, CommitInfo } from '../protocol/actions.js'
 import { checkWriteSupported } from '../protocol/table-features.js'
 import { checkpointInterval } from '../protocol/table-properties.js'
@@ -144,6 +148,36 @@ export class Transaction {
    */
   async delete(where?: string | Expression): Promise<Readonly<Record<string, number>>> {
     return (await this.stage((ctx) => buildDelete(ctx, where))).metrics
+  }
+
+  /**
+   * Stages an UPDATE of the rows matching `where` (see `DeltaTable.update`).
+   *
+   * @returns the staged operation's metrics
+   */
+  async update(options: UpdateOptions): Promise<Readonly<Record<string, number>>> {
+    return (await this.stage((ctx) => buildUpdate(ctx, options))).metrics
+  }
+
+  /**
+   * Stages a MERGE of `sourceRows` into the table (see `DeltaTable.merge`).
+   *
+   * @returns the staged operation's metrics
+   */
+  async merge(
+    sourceRows: readonly Readonly<Record<string, unknown>>[],
+    options: MergeOptions,
+  ): Promise<Readonly<Record<string, number>>> {
+    return (await this.stage((ctx) => buildMerge(ctx, sourceRows, options))).metrics
+  }
+
+  /**
+   * Stages an OPTIMIZE (see `DeltaTable.optimize`).
+   *
+   * @returns the staged operation's metrics
+   */
+  async optimize(options: OptimizeOptions = {}): Promise<Readonly<Record<string, number>>> {
+    return (await this.stage((ctx) => buildOptimize(ctx, options))).metrics
   }
 
   /**
