@@ -9,10 +9,11 @@
  * so that a conditional put whose response was lost is reported as ambiguous instead of being
  * sent again and answered "already exists".
  */
-import {
+import { createRequire } from 'node:module'
+import type {
   AnonymousCredential,
   BlobServiceClient,
-  type ContainerClient,
+  ContainerClient,
   RestError,
   StorageSharedKeyCredential,
 } from '@azure/storage-blob'
@@ -106,6 +107,18 @@ export interface AzureLocation {
 
 const SERVICE = 'Azure Blob Storage'
 
+type AzureSdk = typeof import('@azure/storage-blob')
+let loadedSdk: AzureSdk | undefined
+
+/**
+ * The SDK, loaded on first use: it takes a noticeable share of a second to load, which processes
+ * that never open an Azure location should not pay.
+ */
+function azureSdk(): AzureSdk {
+  loadedSdk ??= createRequire(import.meta.url)('@azure/storage-blob') as AzureSdk
+  return loadedSdk
+}
+
 /** The well-known account and key of the storage emulator (public, documented by Microsoft). */
 const EMULATOR_ACCOUNT = 'devstoreaccount1'
 const EMULATOR_KEY =
@@ -170,6 +183,7 @@ export function createAzureStore(
   const policy = resolveRetryPolicy(options.retry)
   // Retries belong to runWithRetries; see the module comment.
   const pipeline = { retryOptions: { maxTries: 1 } }
+  const { AnonymousCredential, BlobServiceClient, StorageSharedKeyCredential } = azureSdk()
   const service =
     access.auth.kind === 'key'
       ? new BlobServiceClient(
@@ -541,7 +555,7 @@ class AzureStore implements ObjectStore {
           return await readFully(response.readableStreamBody, response.contentLength, signal, this.#path(key))
         } catch (err) {
           // 416: the range starts at or past the end of an existing object.
-          if (err instanceof RestError && err.statusCode === 416) return new Uint8Array(0)
+          if (isRestError(err) && err.statusCode === 416) return new Uint8Array(0)
           throw err
         }
       },
@@ -695,7 +709,7 @@ class AzureStore implements ObjectStore {
 
   #failureOf(err: unknown): RequestFailure {
     const secrets = this.#p.secrets
-    if (err instanceof RestError) {
+    if (isRestError(err)) {
       const detailCode = (err.details as { errorCode?: unknown } | undefined)?.errorCode
       return Object.freeze({
         status: err.statusCode,
@@ -731,4 +745,12 @@ function notFoundAsFileNotFound(path: string): (failure: RequestFailure) => Atte
     failure.status === 404
       ? { kind: 'throw', error: new FileNotFoundError(path, { cause: sanitizedCause(SERVICE, failure) }) }
       : undefined
+}
+
+/**
+ * Whether `err` is the SDK's RestError. Checked by name too: a second copy of the HTTP pipeline
+ * package in an application's dependency tree would make `instanceof` miss.
+ */
+function isRestError(err: unknown): err is RestError {
+  return err instanceof azureSdk().RestError || (err instanceof Error && err.name === 'RestError')
 }

@@ -8,19 +8,14 @@
  * "win" one commit; for such services set `conditionalPut: 'disabled'` and commits are refused.
  *
  * The SDK's own retries are disabled (`maxAttempts: 1`) for the reason given in `retry.ts`.
+ *
+ * The test suite runs against s3rver with a guard that gives it S3's conditional-put semantics
+ * (412 and 409), not against AWS S3 itself.
  */
 
+import { createRequire } from 'node:module'
 import { setTimeout as sleep } from 'node:timers/promises'
-import {
-  DeleteObjectCommand,
-  GetObjectCommand,
-  HeadBucketCommand,
-  HeadObjectCommand,
-  ListObjectsV2Command,
-  type ListObjectsV2CommandOutput,
-  PutObjectCommand,
-  S3Client,
-} from '@aws-sdk/client-s3'
+import type { ListObjectsV2CommandOutput, S3Client } from '@aws-sdk/client-s3'
 import {
   FileAlreadyExistsError,
   FileNotFoundError,
@@ -102,6 +97,18 @@ export interface S3Location {
 }
 
 const SERVICE = 'S3'
+
+type S3Sdk = typeof import('@aws-sdk/client-s3')
+let loadedSdk: S3Sdk | undefined
+
+/**
+ * The SDK, loaded on first use: processes that never open an S3 location should not pay for
+ * loading it.
+ */
+function s3Sdk(): S3Sdk {
+  loadedSdk ??= createRequire(import.meta.url)('@aws-sdk/client-s3') as S3Sdk
+  return loadedSdk
+}
 
 /** Repeats of a conditional put answered 409 ConditionalRequestConflict before deciding. */
 const CONFLICT_RETRIES = 8
@@ -202,7 +209,8 @@ export function createS3Store(
       argument: 'listPageSize',
     })
   }
-  const client = new S3Client({
+  const sdk = s3Sdk()
+  const client = new sdk.S3Client({
     region,
     endpoint,
     forcePathStyle,
@@ -216,6 +224,7 @@ export function createS3Store(
   })
   return new S3Store({
     root: location.display,
+    sdk,
     client,
     bucket: location.bucket,
     prefix: location.prefix === '' ? '' : `${location.prefix}/`,
@@ -290,6 +299,7 @@ function parseBoolean(text: string | undefined, name: string): boolean | undefin
 
 interface S3StoreParts {
   readonly root: string
+  readonly sdk: S3Sdk
   readonly client: S3Client
   readonly bucket: string
   readonly prefix: string
@@ -331,7 +341,11 @@ class S3Store implements ObjectStore {
     return this.#run('read', path, opts?.signal, this.#notFound(path), async (signal) => {
       try {
         const response = await this.#p.client.send(
-          new GetObjectCommand({ Bucket: this.#p.bucket, Key: this.#p.prefix + key, Range: rangeHeader }),
+          new this.#p.sdk.GetObjectCommand({
+            Bucket: this.#p.bucket,
+            Key: this.#p.prefix + key,
+            Range: rangeHeader,
+          }),
           { abortSignal: signal },
         )
         this.#bucketSeen = true
@@ -363,9 +377,12 @@ class S3Store implements ObjectStore {
           ? { kind: 'throw', error: new FileNotFoundError(path, { cause: sanitizedCause(SERVICE, failure) }) }
           : undefined,
       (attemptSignal) =>
-        this.#p.client.send(new HeadObjectCommand({ Bucket: this.#p.bucket, Key: this.#p.prefix + key }), {
-          abortSignal: attemptSignal,
-        }),
+        this.#p.client.send(
+          new this.#p.sdk.HeadObjectCommand({ Bucket: this.#p.bucket, Key: this.#p.prefix + key }),
+          {
+            abortSignal: attemptSignal,
+          },
+        ),
     ).catch(async (err: unknown) => {
       // HEAD answers carry no error code: a missing bucket looks like a missing key.
       if (err instanceof FileNotFoundError) await this.#checkBucket(signal)
@@ -419,7 +436,7 @@ class S3Store implements ObjectStore {
     }
     const attempt = (attemptSignal: AbortSignal) =>
       this.#p.client.send(
-        new PutObjectCommand({
+        new this.#p.sdk.PutObjectCommand({
           Bucket: this.#p.bucket,
           Key: this.#p.prefix + key,
           Body: data,
@@ -460,7 +477,7 @@ class S3Store implements ObjectStore {
     await this.#run('delete', path, opts?.signal, undefined, async (attemptSignal) => {
       try {
         await this.#p.client.send(
-          new DeleteObjectCommand({ Bucket: this.#p.bucket, Key: this.#p.prefix + key }),
+          new this.#p.sdk.DeleteObjectCommand({ Bucket: this.#p.bucket, Key: this.#p.prefix + key }),
           {
             abortSignal: attemptSignal,
           },
@@ -526,7 +543,7 @@ class S3Store implements ObjectStore {
         undefined,
         (attemptSignal) =>
           this.#p.client.send(
-            new ListObjectsV2Command({
+            new this.#p.sdk.ListObjectsV2Command({
               Bucket: this.#p.bucket,
               Prefix: prefix,
               Delimiter: delimited ? '/' : undefined,
@@ -575,7 +592,7 @@ class S3Store implements ObjectStore {
       undefined,
       async (attemptSignal) => {
         try {
-          await this.#p.client.send(new HeadBucketCommand({ Bucket: this.#p.bucket }), {
+          await this.#p.client.send(new this.#p.sdk.HeadBucketCommand({ Bucket: this.#p.bucket }), {
             abortSignal: attemptSignal,
           })
           return true

@@ -1,8 +1,8 @@
 /**
  * Put-if-absent across OS processes on the remote stores: eight writer processes race to create
- * the same keys on Azurite, and on s3rver with the conditional-put guard. Every key must end with
+ * the same keys on Azurite, then on s3rver with the conditional-put guard. Every key must end with
  * exactly one winner, every loser must get FileAlreadyExistsError, and the stored object must be
- * the winner's.
+ * the winner's. The same eight processes run both races, one after the other.
  */
 import assert from 'node:assert/strict'
 import { type ChildProcess, fork } from 'node:child_process'
@@ -22,7 +22,12 @@ import {
   uniqueName,
 } from '../helpers/servers.js'
 import { checkRaceRecord, raceKey } from '../helpers/store-race-worker.js'
-import type { RaceWorkerMessage, RaceWorkerReport, RaceWorkerSpec } from './remote-store-race-worker.js'
+import type {
+  RaceCommand,
+  RaceTargetSpec,
+  RaceWorkerMessage,
+  RaceWorkerReport,
+} from './remote-store-race-worker.js'
 
 const WRITERS = 8
 const KEYS = 200
@@ -31,59 +36,65 @@ const TIMEOUT_MS = 60_000
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
 const workerPath = path.join(repoRoot, 'test/contract/remote-store-race-worker.ts')
 
-interface Worker {
+class Worker {
   readonly child: ChildProcess
   readonly ready: Promise<void>
-  readonly report: Promise<RaceWorkerReport>
-}
+  #pending: ((report: RaceWorkerReport) => void) | undefined
+  #failed: ((err: Error) => void) | undefined
 
-function spawnWorker(spec: RaceWorkerSpec): Worker {
-  const child = fork(workerPath, [JSON.stringify(spec)], {
-    cwd: repoRoot,
-    execArgv: ['--import', 'tsx'],
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-  })
-  let onReady: () => void = () => {}
-  const ready = new Promise<void>((resolve) => {
-    onReady = resolve
-  })
-  const report = new Promise<RaceWorkerReport>((resolve, reject) => {
-    child.on('message', (message: RaceWorkerMessage) => {
-      if (message.type === 'ready') onReady()
-      else resolve(message.report)
+  constructor(writer: number) {
+    this.child = fork(workerPath, [String(writer), String(KEYS)], {
+      cwd: repoRoot,
+      execArgv: ['--import', 'tsx'],
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     })
-    child.on('error', reject)
-    child.on('exit', (code) =>
-      reject(new Error(`writer ${spec.writer} exited with code ${code} before reporting`)),
-    )
-  })
-  return { child, ready, report }
+    this.ready = new Promise<void>((resolve, reject) => {
+      this.child.on('message', (message: RaceWorkerMessage) => {
+        if (message.type === 'ready') resolve()
+        else this.#pending?.(message.report)
+      })
+      this.child.on('exit', (code) => {
+        const err = new Error(`writer ${writer} exited with code ${code}`)
+        reject(err)
+        this.#failed?.(err)
+      })
+    })
+  }
+
+  /** Starts one race; resolves with the writer's report. */
+  race(target: RaceTargetSpec): Promise<RaceWorkerReport> {
+    return new Promise((resolve, reject) => {
+      this.#pending = resolve
+      this.#failed = reject
+      this.child.send({ type: 'race', target } satisfies RaceCommand)
+    })
+  }
 }
 
 interface RaceTarget {
   readonly name: string
+  server: TestServer | undefined
   start(): Promise<TestServer>
   prepare(server: TestServer, container: string): Promise<void>
-  spec(server: TestServer, location: string, writer: number): RaceWorkerSpec
+  spec(server: TestServer, location: string): RaceTargetSpec
   open(server: TestServer, location: string): ObjectStore
 }
 
 const TARGETS: readonly RaceTarget[] = [
   {
     name: 'azure (Azurite)',
+    server: undefined,
     start: () => startAzurite(),
     prepare: (server, container) => createAzureContainer(server.endpoint, container),
-    spec: (server, location, writer) => ({
+    spec: (server, location) => ({
       backend: 'azure',
-      location,
+      location: `az://${location}`,
       endpoint: server.endpoint,
       user: AZURITE_ACCOUNT,
       secret: AZURITE_KEY,
-      writer,
-      keyCount: KEYS,
     }),
     open: (server, location) =>
-      createAzureStore(location, {
+      createAzureStore(`az://${location}`, {
         endpoint: server.endpoint,
         account: AZURITE_ACCOUNT,
         accountKey: AZURITE_KEY,
@@ -92,45 +103,47 @@ const TARGETS: readonly RaceTarget[] = [
   },
   {
     name: 's3 (s3rver with the conditional-put guard)',
+    server: undefined,
     start: () => startS3rver(),
     prepare: (server, bucket) => createS3Bucket(server.endpoint, bucket),
-    spec: (server, location, writer) => ({
+    spec: (server, location) => ({
       backend: 's3',
-      location,
+      location: `s3://${location}`,
       endpoint: server.endpoint,
       user: S3RVER_CREDENTIALS.accessKeyId,
       secret: S3RVER_CREDENTIALS.secretAccessKey,
-      writer,
-      keyCount: KEYS,
     }),
     open: (server, location) =>
-      createS3Store(location, { endpoint: server.endpoint, ...S3RVER_CREDENTIALS, env: {} }),
+      createS3Store(`s3://${location}`, { endpoint: server.endpoint, ...S3RVER_CREDENTIALS, env: {} }),
   },
 ]
 
-for (const target of TARGETS) {
-  describe(`${target.name} put-if-absent across processes`, () => {
-    let server: TestServer
-    let workers: Worker[] = []
+describe('remote put-if-absent across processes', () => {
+  let workers: Worker[] = []
 
-    before(async () => {
-      server = await target.start()
-    })
-    after(async () => {
-      for (const w of workers) if (w.child.exitCode === null) w.child.kill()
-      await server.stop()
-    })
+  before(async () => {
+    // Servers and writers start together: both are mostly process start-up.
+    workers = Array.from({ length: WRITERS }, (_, w) => new Worker(w))
+    await Promise.all([
+      ...TARGETS.map(async (t) => {
+        t.server = await t.start()
+      }),
+      ...workers.map((w) => w.ready),
+    ])
+  })
+  after(async () => {
+    for (const w of workers) if (w.child.exitCode === null) w.child.disconnect()
+    for (const t of TARGETS) await t.server?.stop()
+  })
 
-    it(`gives each of ${KEYS} keys exactly one winner among ${WRITERS} writer processes`, {
+  for (const target of TARGETS) {
+    it(`${target.name}: each of ${KEYS} keys has exactly one winner among ${WRITERS} writer processes`, {
       timeout: TIMEOUT_MS,
     }, async () => {
-      const container = 'race'
-      await target.prepare(server, container)
-      const location = `${target.name.startsWith('azure') ? 'az' : 's3'}://${container}/${uniqueName('t')}`
-      workers = Array.from({ length: WRITERS }, (_, w) => spawnWorker(target.spec(server, location, w)))
-      await Promise.all(workers.map((w) => w.ready))
-      for (const w of workers) w.child.send('go')
-      const reports = await Promise.all(workers.map((w) => w.report))
+      const server = target.server!
+      await target.prepare(server, 'race')
+      const location = `race/${uniqueName('t')}`
+      const reports = await Promise.all(workers.map((w) => w.race(target.spec(server, location))))
 
       for (const r of reports) assert.deepEqual(r.errors, [], `writer ${r.writer} saw unexpected errors`)
       const winnerOf = new Map<number, number>()
@@ -159,5 +172,5 @@ for (const target of TARGETS) {
       for await (const _ of store.listFrom('race/')) listed++
       assert.equal(listed, KEYS)
     })
-  })
-}
+  }
+})
