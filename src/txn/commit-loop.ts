@@ -1,10 +1,11 @@
 import { checkConflicts } from '../conflict/check-conflicts.js'
 import type { FetchedFacts, FetchPlan } from '../conflict/fetched-facts.js'
-import type { ConflictFlags } from '../conflict/flags.js'
+import { anyReconciliationEnabled, type ConflictFlags } from '../conflict/flags.js'
 import { planConflictFetches } from '../conflict/plan-fetches.js'
 import type { Reconciliation } from '../conflict/reconciliation.js'
 import type { TransactionInfo } from '../conflict/transaction-info.js'
 import { summarizeWinningCommit } from '../conflict/winning-commit.js'
+import { initDeletionVectors } from '../dv/index.js'
 import type { RoaringBitmapArray } from '../dv/roaring-bitmap-array.js'
 import type { ColumnSpec } from '../engine/data-plane.js'
 import type { Engine } from '../engine/engine.js'
@@ -67,6 +68,8 @@ export interface CommitLoopResult {
 export async function runCommitLoop(req: CommitLoopRequest): Promise<CommitLoopResult> {
   const { engine, flags, signal } = req
   const random = req.random ?? Math.random
+  // The row-level phases decode deletion vectors; the codec needs its one-time set-up first.
+  if (anyReconciliationEnabled(flags)) await initDeletionVectors()
   let txn = req.txn
   let attemptVersion = txn.readVersion + 1n
   const reconciliations: Reconciliation[] = []

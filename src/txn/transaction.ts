@@ -111,6 +111,43 @@ export class Transaction {
   }
 
   /**
+   * Reads the version recorded for an application id (the idempotent-write marker) and records
+   * the read: a concurrent commit that writes a marker for the same id then conflicts.
+   *
+   * @param appId - the application id
+   * @returns its recorded version in the read snapshot, if any
+   */
+  readAppTransaction(appId: string): bigint | undefined {
+    this.#checkOpen()
+    this.#readAppIds.add(appId)
+    return this.#ctx.snapshot.setTransactions().get(appId)?.version
+  }
+
+  /**
+   * Stages raw actions, as Delta's "manual update" does: the low-level form for tools and tests
+   * that build their own `add` / `remove` / `metaData` / `protocol` / `txn` actions. They are
+   * committed as given (after conflict checking); a `commitInfo` among them is ignored, one is
+   * always written.
+   *
+   * @param actions - the actions to commit
+   * @param options - the operation name (default `MANUAL UPDATE`) and whether it changes data
+   */
+  stageActions(
+    actions: readonly Action[],
+    options: { operation?: string; changesData?: boolean } = {},
+  ): void {
+    this.#checkOpen()
+    const kept = actions.filter((a) => !('commitInfo' in a))
+    this.#staged.push({
+      operation: options.operation ?? 'MANUAL UPDATE',
+      parameters: {},
+      actions: kept,
+      metrics: {},
+      changesData: options.changesData ?? true,
+    })
+  }
+
+  /**
    * Writes the idempotent-write marker `txn(appId, version)` with this commit. A concurrent
    * commit of the same application id conflicts.
    *
