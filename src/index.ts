@@ -43,3 +43,4 @@ export type {
   StoreCallOptions,
 } from './storage/object-store.js'
 export { DeltaTable, type HistoryEntry, type OpenOptions } from './table/delta-table.js'
+export { createSnapshotView, type SnapshotView, type SnapshotViewOptions } from './table/sql-view.js'

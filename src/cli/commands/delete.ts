@@ -1,0 +1,31 @@
+import { CONFLICTS_OPTION, type Command, stringOption, UsageError } from '../command.js'
+import { printCommit } from '../commit-output.js'
+
+/** `delta-rlc delete`: remove the rows matching a predicate. */
+export const deleteCommand: Command = {
+  name: 'delete',
+  summary: 'Delete the rows matching a SQL predicate (deletion vectors when the table has them).',
+  usage: '<table> --where PRED',
+  details:
+    'Example: delta-rlc delete ./events --where "user_id = 42 AND day < DATE \'2024-01-01\'"\nTo delete every row, pass --where true.',
+  options: {
+    where: { type: 'string', value: 'PRED', help: 'SQL predicate of the rows to delete (required)' },
+    ...CONFLICTS_OPTION,
+  },
+  positionals: { min: 1, max: 1, names: '<table>' },
+  async run(ctx, values, [location]) {
+    const loc = location as string
+    const where = stringOption(values, 'where')
+    if (where === undefined || where.trim() === '') {
+      throw new UsageError('delete needs --where PRED (pass --where true to delete every row)', 'delete', {
+        argument: 'where',
+      })
+    }
+    const table = await ctx.openTable(loc, values)
+    try {
+      printCommit(ctx, loc, await table.delete(where))
+    } finally {
+      await table.close()
+    }
+  },
+}

@@ -1,0 +1,126 @@
+import type { StructType } from '../../index.js'
+import {
+  type InsertClause,
+  type MatchedClause,
+  parseInsertClause,
+  parseMatchedClause,
+} from '../clause-text.js'
+import { CONFLICTS_OPTION, type Command, stringOption, stringsOption, UsageError } from '../command.js'
+import { printCommit } from '../commit-output.js'
+import { deltaTypeOf, inputFormatOf, openInputFiles } from '../input-file.js'
+
+/** Source rows above this count are refused: MERGE holds its source in memory. */
+const MAX_SOURCE_ROWS = 5_000_000
+
+/** `delta-rlc merge`: upsert (and more) from a source file. */
+export const mergeCommand: Command = {
+  name: 'merge',
+  summary: 'MERGE the rows of a JSON-lines, CSV or Parquet file into the table (upsert by default).',
+  usage: "<table> <source-file> --on 'target.id = source.id' [clauses]",
+  details: [
+    'Clauses (each repeatable, tried in order; the first that applies acts):',
+    "  --when-matched          'update *' | 'update set c = source.c, ...' | 'delete'",
+    "  --when-not-matched      'insert *' | 'insert set c = source.c, ...'",
+    "  --when-not-matched-by-source  'update set ...' | 'delete'",
+    'Any clause may start with a condition: "and source.op = \'D\' then delete".',
+    "Without clauses: --when-matched 'update *' --when-not-matched 'insert *' (an upsert).",
+    'Source columns with a table column of the same name take its type; others keep the type',
+    'DuckDB infers from the file.',
+  ].join('\n'),
+  options: {
+    on: { type: 'string', value: 'COND', help: "join condition, e.g. 'target.id = source.id' (required)" },
+    'when-matched': {
+      type: 'string',
+      value: 'CLAUSE',
+      multiple: true,
+      help: 'clause for matched target rows',
+    },
+    'when-not-matched': {
+      type: 'string',
+      value: 'CLAUSE',
+      multiple: true,
+      help: 'clause for unmatched source rows',
+    },
+    'when-not-matched-by-source': {
+      type: 'string',
+      value: 'CLAUSE',
+      multiple: true,
+      help: 'clause for target rows no source row matches',
+    },
+    format: {
+      type: 'string',
+      value: 'FMT',
+      help: 'source format: json (lines), csv or parquet (default: by extension)',
+    },
+    ...CONFLICTS_OPTION,
+  },
+  positionals: { min: 2, max: 2, names: '<table> <source-file>' },
+  async run(ctx, values, [location, sourcePath]) {
+    const loc = location as string
+    const on = stringOption(values, 'on')
+    if (on === undefined || on.trim() === '') {
+      throw new UsageError("merge needs --on, e.g. --on 'target.id = source.id'", 'merge', { argument: 'on' })
+    }
+    let whenMatched: MatchedClause[] = stringsOption(values, 'when-matched').map((t) =>
+      parseMatchedClause(t, 'matched'),
+    )
+    let whenNotMatched: InsertClause[] = stringsOption(values, 'when-not-matched').map(parseInsertClause)
+    const whenNotMatchedBySource = stringsOption(values, 'when-not-matched-by-source').map((t) =>
+      parseMatchedClause(t, 'not-matched-by-source'),
+    )
+    if (whenMatched.length + whenNotMatched.length + whenNotMatchedBySource.length === 0) {
+      whenMatched = [{ update: '*' }]
+      whenNotMatched = [{ insert: '*' }]
+    }
+    const format = inputFormatOf(sourcePath as string, stringOption(values, 'format'))
+    const table = await ctx.openTable(loc, values)
+    try {
+      const snap = await table.snapshot()
+      const input = await openInputFiles([sourcePath as string], format)
+      const rows: Record<string, unknown>[] = []
+      let sourceSchema: StructType
+      try {
+        const byName = new Map(snap.schema.fields.map((f) => [f.name.toLowerCase(), f]))
+        sourceSchema = {
+          type: 'struct',
+          fields: input.columns.map((c) => {
+            const f = byName.get(c.name.toLowerCase())
+            return {
+              name: f?.name ?? c.name,
+              type: f?.type ?? deltaTypeOf(c.duckType, c.name),
+              nullable: true,
+              metadata: {},
+            }
+          }),
+        }
+        const progress = ctx.progress('read source', undefined, 'rows')
+        try {
+          for await (const batch of input.readRows(sourceSchema, 50_000, 'infer')) {
+            for (const r of batch) rows.push(r)
+            if (rows.length > MAX_SOURCE_ROWS) {
+              throw new UsageError(
+                `The merge source has more than ${MAX_SOURCE_ROWS} rows; split it into several merges`,
+                'merge',
+              )
+            }
+            progress.update(rows.length)
+          }
+        } finally {
+          progress.finish()
+        }
+      } finally {
+        input.close()
+      }
+      const result = await table.merge(rows, {
+        on,
+        whenMatched,
+        whenNotMatched,
+        whenNotMatchedBySource,
+        sourceSchema,
+      })
+      printCommit(ctx, loc, result, { sourceRows: rows.length })
+    } finally {
+      await table.close()
+    }
+  },
+}

@@ -1,0 +1,124 @@
+import { DuckDBBlobValue, DuckDBInstance, type DuckDBValue } from '@duckdb/node-api'
+import { createSnapshotView, InvalidArgumentError } from '../../index.js'
+import {
+  type Command,
+  integerOption,
+  stringOption,
+  TIME_TRAVEL_OPTIONS,
+  timeTravelOptions,
+} from '../command.js'
+import { csvRecord, renderTable, toJsonText } from '../render.js'
+import { formatCount } from '../terminal.js'
+import { rowFormat, TABLE_DEFAULT_LIMIT } from './scan.js'
+
+/** `delta-rlc sql`: a DuckDB query over the live rows of a snapshot, as view `t`. */
+export const sqlCommand: Command = {
+  name: 'sql',
+  summary: 'Run a DuckDB SQL query over the live rows of the table, exposed as the view t.',
+  usage: '<table> <query> [--version N | --timestamp TIME] [--format table|json|csv] [--limit N]',
+  details: [
+    'Example: delta-rlc sql ./events "SELECT day, count(*) AS n FROM t GROUP BY day ORDER BY day"',
+    'The view t holds exactly the live rows of the snapshot: rows hidden by deletion vectors are',
+    'anti-joined away, partition values come from the log. Any DuckDB SQL works over it.',
+    'Use --view NAME to give the view another name.',
+  ].join('\n'),
+  options: {
+    ...TIME_TRAVEL_OPTIONS,
+    format: { type: 'string', value: 'FMT', help: 'table (default), json (lines) or csv' },
+    limit: { type: 'string', value: 'N', help: 'print at most N result rows' },
+    view: { type: 'string', value: 'NAME', help: 'name of the view (default t)' },
+  },
+  positionals: { min: 2, max: 2, names: '<table> <query>' },
+  async run(ctx, values, [location, query]) {
+    const loc = location as string
+    const format = rowFormat(stringOption(values, 'format'), 'sql')
+    const limitOpt = integerOption(values, 'limit', 'sql')
+    const limit = limitOpt ?? (format === 'table' && !ctx.json ? TABLE_DEFAULT_LIMIT : undefined)
+    const table = await ctx.openTable(loc, {})
+    const instance = await DuckDBInstance.create(':memory:', {
+      autoinstall_known_extensions: 'false',
+      autoload_known_extensions: 'false',
+    })
+    const con = await instance.connect()
+    try {
+      const view = await createSnapshotView(con, table, {
+        ...timeTravelOptions(values, 'sql'),
+        name: stringOption(values, 'view') ?? 't',
+      })
+      try {
+        let result: Awaited<ReturnType<typeof con.stream>>
+        try {
+          result = await con.stream(query as string)
+        } catch (err) {
+          throw new InvalidArgumentError(
+            `DuckDB rejected the query: ${err instanceof Error ? err.message : String(err)}`,
+            {
+              argument: 'query',
+              cause: err,
+              hint: `The table is the view '${view.name}'; check the SQL (DuckDB dialect) and column names (delta-rlc describe ${loc}).`,
+            },
+          )
+        }
+        const columns = result.columnNames()
+        const rows: Record<string, unknown>[] = []
+        let count = 0
+        let truncated = false
+        const streaming = !ctx.json && format !== 'table'
+        if (streaming && format === 'csv') ctx.io.stdout.write(`${csvRecord(columns)}\n`)
+        outer: for (;;) {
+          const chunk = await result.fetchChunk()
+          if (!chunk || chunk.rowCount === 0) break
+          for (const values of chunk.getRows()) {
+            if (limit !== undefined && count >= limit) {
+              truncated = true
+              break outer
+            }
+            count++
+            const row: Record<string, unknown> = {}
+            columns.forEach((c, i) => {
+              row[c] = displayValue(values[i] ?? null)
+            })
+            if (!streaming) rows.push(row)
+            else if (format === 'csv') ctx.io.stdout.write(`${csvRecord(columns.map((c) => row[c]))}\n`)
+            else ctx.io.stdout.write(`${toJsonText(row)}\n`)
+          }
+        }
+        if (ctx.json) {
+          ctx.printJson({ table: loc, version: view.version, view: view.name, columns, rows })
+        } else if (format === 'table') {
+          ctx.print(renderTable(columns, rows, ctx.out))
+          const more =
+            truncated && limitOpt === undefined
+              ? `; showing the first ${formatCount(count)}, use --limit to see more`
+              : ''
+          ctx.print(
+            ctx.out.paint(
+              'dim',
+              `(${formatCount(count)} row${count === 1 ? '' : 's'}, version ${view.version}${more})`,
+            ),
+          )
+        }
+      } finally {
+        await view.release()
+      }
+    } finally {
+      con.closeSync()
+      instance.closeSync()
+      await table.close()
+    }
+  },
+}
+
+/** A DuckDB result value as a printable JavaScript value (exact: decimals and dates as text). */
+function displayValue(v: DuckDBValue): unknown {
+  if (
+    v === null ||
+    typeof v === 'boolean' ||
+    typeof v === 'number' ||
+    typeof v === 'bigint' ||
+    typeof v === 'string'
+  )
+    return v
+  if (v instanceof DuckDBBlobValue) return new Uint8Array(v.bytes)
+  return String(v)
+}

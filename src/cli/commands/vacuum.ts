@@ -1,0 +1,57 @@
+import { type Command, numberOption } from '../command.js'
+import { formatBytes, formatCount } from '../terminal.js'
+
+/** `delta-rlc vacuum`: delete files no retained version needs. */
+export const vacuumCommand: Command = {
+  name: 'vacuum',
+  summary: 'Delete data and DV files that no version inside the retention window references.',
+  usage: '<table> [--retention-hours H] [--dry-run] [--force]',
+  details:
+    "The default retention is the table's delta.deletedFileRetentionDuration (7 days). A shorter one\nbreaks time travel and concurrent readers of old versions, so it needs --force.",
+  options: {
+    'retention-hours': { type: 'string', value: 'H', help: 'keep files removed less than H hours ago' },
+    'dry-run': { type: 'boolean', help: 'list what would be deleted, delete nothing' },
+    force: { type: 'boolean', help: "allow a retention shorter than the table's" },
+  },
+  positionals: { min: 1, max: 1, names: '<table>' },
+  async run(ctx, values, [location]) {
+    const loc = location as string
+    const retentionHours = numberOption(values, 'retention-hours', 'vacuum')
+    const dryRun = values['dry-run'] === true
+    const table = await ctx.openTable(loc, {})
+    const progress = ctx.progress('vacuum', undefined, 'files')
+    try {
+      progress.update(0, 'listing')
+      const result = await table.vacuum({
+        dryRun,
+        ...(retentionHours === undefined ? {} : { retentionHours }),
+        ...(values.force === true ? { enforceRetentionDuration: false } : {}),
+      })
+      progress.finish()
+      if (ctx.json) {
+        ctx.printJson({
+          table: loc,
+          dryRun: result.dryRun,
+          files: result.files,
+          bytes: result.bytes,
+          filesScanned: result.filesScanned,
+          filesReferenced: result.filesReferenced,
+          deleteBefore: new Date(result.deleteBefore).toISOString(),
+        })
+        return
+      }
+      const p = ctx.out
+      const verb = result.dryRun ? 'would delete' : 'deleted'
+      ctx.print(
+        `${p.paint(result.dryRun ? 'yellow' : 'green', verb)} ${formatCount(result.files.length)} file${result.files.length === 1 ? '' : 's'} (${formatBytes(result.bytes)})`,
+      )
+      ctx.print(`  ${p.paint('dim', 'retention cutoff')}  ${new Date(result.deleteBefore).toISOString()}`)
+      ctx.print(`  ${p.paint('dim', 'files scanned   ')}  ${formatCount(result.filesScanned)}`)
+      ctx.print(`  ${p.paint('dim', 'still referenced')}  ${formatCount(result.filesReferenced)}`)
+      if (result.dryRun || ctx.verbose) for (const f of result.files) ctx.print(`  ${f}`)
+    } finally {
+      progress.finish()
+      await table.close()
+    }
+  },
+}
