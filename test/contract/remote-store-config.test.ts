@@ -10,6 +10,7 @@ import {
   AccountSASPermissions,
   AccountSASResourceTypes,
   AccountSASServices,
+  BlobServiceClient,
   generateAccountSASQueryParameters,
   StorageSharedKeyCredential,
 } from '@azure/storage-blob'
@@ -256,6 +257,29 @@ describe('Azure credentials and endpoints against Azurite', () => {
       store.read('k'),
       (err: unknown) => err instanceof StorageError && /credentials/.test(err.message),
     )
+  })
+
+  it('lists neither the directory placeholders of hierarchical accounts nor names no key can address', async () => {
+    const prefix = uniqueName('t')
+    const raw = new BlobServiceClient(
+      server.endpoint,
+      new StorageSharedKeyCredential(AZURITE_ACCOUNT, AZURITE_KEY),
+    )
+    const blobs = raw.getContainerClient(container)
+    await blobs
+      .getBlockBlobClient(`${prefix}/d/_delta_log`)
+      .upload('', 0, { metadata: { hdi_isfolder: 'true' } })
+    await blobs.getBlockBlobClient(`${prefix}/d/marker/`).upload('', 0)
+    await blobs.getBlockBlobClient(`${prefix}/d/a//b`).upload('x', 1)
+    await blobs.getBlockBlobClient(`${prefix}/d/part-0.parquet`).upload('x', 1)
+    const store = createAzureStore(`az://${container}/${prefix}`, {
+      endpoint: server.endpoint,
+      account: AZURITE_ACCOUNT,
+      accountKey: AZURITE_KEY,
+      env: {},
+    })
+    assert.deepEqual(await keys(store.listFrom('d/')), ['d/part-0.parquet'])
+    assert.deepEqual(await keys(store.listRecursive('')), ['d/part-0.parquet'])
   })
 
   it('opens az:// locations through openStore with backend options', async () => {

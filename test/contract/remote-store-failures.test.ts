@@ -311,13 +311,14 @@ for (const kit of KITS) {
       })
 
       it('abandons an attempt that hangs past its timeout and retries it', async () => {
-        const store = kit.open(kit.viaProxy(server, proxy), container, { ...FAST, attemptTimeoutMs: 300 })
+        const store = kit.open(kit.viaProxy(server, proxy), container, { ...FAST, attemptTimeoutMs: 500 })
         await store.put('l/h.json', enc('h'))
         proxy.setRules([{ fault: { kind: 'hang' }, times: 1 }])
         const start = performance.now()
         assert.equal(dec(await store.read('l/h.json')), 'h')
-        assert.ok(performance.now() - start >= 290)
-        assert.equal(proxy.requests, 2)
+        assert.ok(performance.now() - start >= 490)
+        // At least the hung attempt and the one that answered (a slow machine may need one more).
+        assert.ok(proxy.requests >= 2, `requests: ${proxy.requests}`)
       })
 
       it('reports a put-if-absent that timed out as ambiguous', async () => {
