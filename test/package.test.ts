@@ -1,0 +1,32 @@
+/**
+ * The package's shape: every dependency pinned exactly, the build entry points declared, and
+ * no cloud SDK or test server leaking into the runtime dependencies by accident.
+ */
+import assert from 'node:assert/strict'
+import { readFile } from 'node:fs/promises'
+import { describe, it } from 'node:test'
+
+const pkg = JSON.parse(await readFile(new URL('../package.json', import.meta.url), 'utf8'))
+
+describe('package.json', () => {
+  it('pins every dependency to an exact version', () => {
+    for (const field of ['dependencies', 'devDependencies'] as const) {
+      for (const [name, version] of Object.entries(pkg[field] ?? {})) {
+        assert.match(String(version), /^\d+\.\d+\.\d+(-[\w.]+)?$/, `${field}.${name} = ${version} is not an exact pin`)
+      }
+    }
+  })
+
+  it('declares the ESM entry, types and the CLI', () => {
+    assert.equal(pkg.type, 'module')
+    assert.equal(pkg.exports['.'].default, './dist/src/index.js')
+    assert.equal(pkg.exports['.'].types, './dist/src/index.d.ts')
+    assert.equal(pkg.bin['delta-rlc'], './dist/src/cli/main.js')
+  })
+
+  it('keeps test servers out of the runtime dependencies', () => {
+    for (const dev of ['azurite', 's3rver', 'tsx', 'typescript', 'fast-check', '@biomejs/biome']) {
+      assert.equal(pkg.dependencies?.[dev], undefined, `${dev} must be a devDependency`)
+    }
+  })
+})
