@@ -1,7 +1,7 @@
 /**
- * Local object-store servers for the tests: Azurite (Azure Blob emulator) as a child process and
- * s3rver (with the conditional-put guard) in this process, each on a free port of 127.0.0.1, plus
- * a small fault-injecting HTTP proxy to put in front of either.
+ * Local object-store servers for the tests: Azurite (Azure Blob emulator, in memory) and s3rver
+ * (with the conditional-put guard), each a child process on a free port of 127.0.0.1, plus a small
+ * fault-injecting HTTP proxy to put in front of either.
  *
  * Reuse: when `DELTA_RLC_AZURITE_ENDPOINT` (an account URL such as
  * `http://127.0.0.1:10000/devstoreaccount1`, with the well-known emulator key) or
@@ -10,7 +10,8 @@
  * it running. Tests that kill their server always start a private one.
  *
  * Whatever starts a server stops it: `stop()` in an `after` hook, and a process exit hook kills any
- * Azurite child still running; the child also exits by itself when its parent goes away.
+ * server child still running; a child also exits by itself when its parent goes away, even one
+ * killed with SIGKILL (it watches its IPC channel).
  */
 import { type ChildProcess, spawn } from 'node:child_process'
 import fs from 'node:fs/promises'
