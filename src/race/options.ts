@@ -1,0 +1,351 @@
+/**
+ * The options of a race and their resolution into a complete, JSON-serialisable configuration
+ * that the harness hands to every writer process and records at the head of the event log, so
+ * that the verifier can replay the same plan later from the log alone.
+ */
+import { InvalidArgumentError } from '../errors/index.js'
+
+/** What a writer process does in a loop. `mixed` draws one of the other kinds per operation. */
+export type WriterKind = 'append' | 'delete' | 'update' | 'merge' | 'optimize' | 'mixed'
+
+/** The writer kinds, in the order reports list them. */
+export const WRITER_KINDS: readonly WriterKind[] = Object.freeze([
+  'append',
+  'delete',
+  'update',
+  'merge',
+  'optimize',
+  'mixed',
+])
+
+/**
+ * How the keys of different writers overlap:
+ * - `disjoint`: every writer acts on its own keys only (rows of shared files, never shared rows);
+ * - `partial`: about one key in five is drawn from the whole key space;
+ * - `hot`: about half of the keys are drawn from a small set of hot keys every writer touches.
+ */
+export type KeyOverlap = 'disjoint' | 'partial' | 'hot'
+
+/** The isolation level the writers' transactions ask for. */
+export type RaceIsolationLevel = 'Serializable' | 'WriteSerializable'
+
+/** Fault rates, each a probability in [0, 1]. */
+export interface FaultRates {
+  /** Per operation: the writer process is killed with SIGKILL at a random moment of it. */
+  readonly kill: number
+  /** Per store put: the put fails before reaching the store. */
+  readonly put: number
+  /** Per store read: the read fails. */
+  readonly read: number
+  /** Per store put: the put lands but the writer sees an error. */
+  readonly ambiguous: number
+}
+
+/** No faults. */
+export const NO_FAULTS: FaultRates = Object.freeze({ kill: 0, put: 0, read: 0, ambiguous: 0 })
+
+/** The `conflicts` setting of a race: every reconciliation, none, or a list of flags or cases. */
+export type RaceConflicts = 'all' | 'none' | readonly string[]
+
+/**
+ * What a caller (the CLI, a test, the demo) asks of a race. Everything but `location` has a
+ * default.
+ */
+export interface RaceOptions {
+  /** A local directory for the table; it must not hold a table yet (with `compare`, a parent dir). */
+  readonly location: string
+  /** Writers per kind, e.g. `{ delete: 2, update: 1, merge: 1, append: 2, optimize: 1 }`. */
+  readonly writers?: Readonly<Partial<Record<WriterKind, number>>> | undefined
+  /** Key overlap between writers (default `disjoint`). */
+  readonly overlap?: KeyOverlap | undefined
+  /** Isolation level of every transaction (default `WriteSerializable`). */
+  readonly isolation?: RaceIsolationLevel | undefined
+  /**
+   * Reconciliations (default `all`): `all`, `none`, or a list of flag keys (as in `DeltaTable.open`)
+   * and case names (`case1`, `case1-value`, `case2`, `case3`, `case4a`, `case4b`, `merge-keys`).
+   */
+  readonly conflicts?: RaceConflicts | undefined
+  /** Seed of every random choice (default 1). */
+  readonly seed?: number | undefined
+  /** How long writers start new operations, ms (default 60000). */
+  readonly durationMs?: number | undefined
+  /** At most this many operations per writer (default unbounded: the duration decides). */
+  readonly opsPerWriter?: number | undefined
+  /** Fault rates (default none). */
+  readonly faults?: Partial<FaultRates> | undefined
+  /** Run the same seeded workload with reconciliation off, then with `conflicts`, and compare. */
+  readonly compare?: boolean | undefined
+  /** Where events and reports go (default `<location>.race`). */
+  readonly outDir?: string | undefined
+  /** Rows of the initial table (default 20000). */
+  readonly rows?: number | undefined
+  /** Data files of the initial table (default 8). */
+  readonly initialFiles?: number | undefined
+  /** Keys per DELETE, UPDATE or MERGE (default 8). */
+  readonly keysPerOp?: number | undefined
+  /** Rows per append (default 50). */
+  readonly appendRows?: number | undefined
+  /** Size of the hot key set for `overlap: 'hot'` (default 16). */
+  readonly hotKeys?: number | undefined
+  /** Run the verifier after the race (default true). */
+  readonly verify?: boolean | undefined
+  /** A name for the run, used in the writers' application ids (default derived from the seed). */
+  readonly runId?: string | undefined
+}
+
+/** One writer of a resolved configuration. */
+export interface WriterSpec {
+  /** 0-based index, unique in the run. */
+  readonly index: number
+  readonly kind: WriterKind
+}
+
+/** A fully resolved race configuration (plain JSON). */
+export interface RaceConfig {
+  readonly runId: string
+  readonly location: string
+  readonly outDir: string
+  readonly seed: number
+  readonly writers: readonly WriterSpec[]
+  readonly overlap: KeyOverlap
+  readonly isolation: RaceIsolationLevel
+  /** The flags object passed to `DeltaTable.open`, or `all` / `none`. */
+  readonly conflicts: 'all' | 'none' | Readonly<Record<string, boolean>>
+  /** The `conflicts` option as the user spelled it, for reports. */
+  readonly conflictsLabel: string
+  readonly durationMs: number
+  /** 0 means unbounded. */
+  readonly opsPerWriter: number
+  readonly faults: FaultRates
+  readonly rows: number
+  readonly initialFiles: number
+  readonly keysPerOp: number
+  readonly appendRows: number
+  readonly hotKeys: number
+}
+
+/** The mix `npm run demo` and the CLI use when none is given: seven writers of every kind. */
+export const DEFAULT_WRITER_MIX: Readonly<Partial<Record<WriterKind, number>>> = Object.freeze({
+  append: 2,
+  delete: 2,
+  update: 1,
+  merge: 1,
+  optimize: 1,
+})
+
+/** Case names accepted in a `conflicts` list, and the flag keys they turn on. */
+export const CONFLICT_CASE_FLAGS: Readonly<Record<string, readonly string[]>> = Object.freeze({
+  case1: ['conflictDetection.dataSkipping.enabled'],
+  'case1-value': [
+    'conflictDetection.dataSkipping.enabled',
+    'conflictDetection.dataSkipping.valueExact.enabled',
+  ],
+  case2: ['rowLevelConcurrency.enabled'],
+  case3: ['conflictDetection.excludeNoDataChangeFiles.enabled'],
+  case4a: ['optimize.conflictReconciliation.enabled'],
+  case4b: ['optimize.conflictReconciliation.reverse.enabled'],
+  'merge-keys': ['merge.sourceKeyReadPredicate.enabled'],
+})
+
+/**
+ * Resolves options into a complete configuration.
+ *
+ * @param options - the caller's options
+ * @returns the frozen configuration
+ * @throws {InvalidArgumentError} when a value is out of range or a writer kind is unknown
+ */
+export function resolveRaceConfig(options: RaceOptions): RaceConfig {
+  if (typeof options.location !== 'string' || options.location === '') {
+    throw new InvalidArgumentError('The race needs a table location', { argument: 'location' })
+  }
+  const location = localPathOf(options.location)
+  const seed = options.seed ?? 1
+  if (!Number.isSafeInteger(seed)) {
+    throw new InvalidArgumentError(`Invalid seed ${seed}: use an integer`, { argument: 'seed' })
+  }
+  const writers = expandWriters(options.writers ?? DEFAULT_WRITER_MIX)
+  const conflicts = options.conflicts ?? 'all'
+  const faults = { ...NO_FAULTS, ...(options.faults ?? {}) }
+  for (const [name, rate] of Object.entries(faults)) {
+    if (!(typeof rate === 'number' && rate >= 0 && rate <= 1)) {
+      throw new InvalidArgumentError(`Invalid fault rate ${name}=${String(rate)}: use a number in [0, 1]`, {
+        argument: 'faults',
+      })
+    }
+  }
+  const overlap = options.overlap ?? 'disjoint'
+  if (!['disjoint', 'partial', 'hot'].includes(overlap)) {
+    throw new InvalidArgumentError(`Invalid key overlap '${overlap}': use disjoint, partial or hot`, {
+      argument: 'overlap',
+    })
+  }
+  const isolation = options.isolation ?? 'WriteSerializable'
+  if (isolation !== 'Serializable' && isolation !== 'WriteSerializable') {
+    throw new InvalidArgumentError(`Invalid isolation level '${isolation}'`, {
+      argument: 'isolation',
+      hint: 'Use Serializable or WriteSerializable.',
+    })
+  }
+  return Object.freeze({
+    runId: options.runId ?? `race${seed}`,
+    location,
+    outDir: options.outDir ?? `${location}.race`,
+    seed,
+    writers,
+    overlap,
+    isolation,
+    conflicts: conflictsFlags(conflicts),
+    conflictsLabel: typeof conflicts === 'string' ? conflicts : conflicts.join(','),
+    durationMs: positive('durationMs', options.durationMs ?? 60_000, 0),
+    opsPerWriter: positive('opsPerWriter', options.opsPerWriter ?? 0, 0),
+    faults: Object.freeze(faults),
+    rows: positive('rows', options.rows ?? 20_000, 1),
+    initialFiles: positive('initialFiles', options.initialFiles ?? 8, 1),
+    keysPerOp: positive('keysPerOp', options.keysPerOp ?? 8, 1),
+    appendRows: positive('appendRows', options.appendRows ?? 50, 1),
+    hotKeys: positive('hotKeys', options.hotKeys ?? 16, 1),
+  })
+}
+
+/**
+ * Parses a writer mix such as `delete=2,update=1,merge=1,append=2,optimize=1`.
+ *
+ * @param text - comma-separated `kind=count` pairs
+ * @returns writers per kind
+ * @throws {InvalidArgumentError} on an unknown kind or a count that is not a non-negative integer
+ */
+export function parseWriterMix(text: string): Partial<Record<WriterKind, number>> {
+  const out: Partial<Record<WriterKind, number>> = {}
+  for (const [name, value] of pairsOf(text, 'writers')) {
+    if (!WRITER_KINDS.includes(name as WriterKind)) {
+      throw new InvalidArgumentError(`Unknown writer kind '${name}'`, {
+        argument: 'writers',
+        hint: `Use kinds among ${WRITER_KINDS.join(', ')}, e.g. delete=2,append=1.`,
+      })
+    }
+    const n = Number(value)
+    if (!Number.isSafeInteger(n) || n < 0) {
+      throw new InvalidArgumentError(`Invalid writer count '${value}' for ${name}`, { argument: 'writers' })
+    }
+    out[name as WriterKind] = (out[name as WriterKind] ?? 0) + n
+  }
+  return out
+}
+
+/**
+ * Parses fault rates such as `kill=0.02,put=0.01,read=0.01,ambiguous=0.01`.
+ *
+ * @param text - comma-separated `fault=rate` pairs
+ * @returns the rates given (the others stay 0)
+ * @throws {InvalidArgumentError} on an unknown fault or a rate outside [0, 1]
+ */
+export function parseFaultRates(text: string): Partial<FaultRates> {
+  const out: Record<string, number> = {}
+  for (const [name, value] of pairsOf(text, 'faults')) {
+    if (!(name in NO_FAULTS)) {
+      throw new InvalidArgumentError(`Unknown fault '${name}'`, {
+        argument: 'faults',
+        hint: 'Use kill, put, read and ambiguous, e.g. kill=0.02,put=0.01.',
+      })
+    }
+    const rate = Number(value)
+    if (!(rate >= 0 && rate <= 1)) {
+      throw new InvalidArgumentError(`Invalid rate '${value}' for fault ${name}: use a number in [0, 1]`, {
+        argument: 'faults',
+      })
+    }
+    out[name] = rate
+  }
+  return out as Partial<FaultRates>
+}
+
+/**
+ * Parses the `--conflicts` value: `all`, `none`, or a comma-separated list of flag keys and case
+ * names.
+ *
+ * @param text - the option text
+ * @returns the setting
+ */
+export function parseRaceConflicts(text: string): RaceConflicts {
+  const t = text.trim()
+  if (t === 'all' || t === 'none') return t
+  return t
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '')
+}
+
+// === Internals ===
+
+function expandWriters(mix: Readonly<Partial<Record<WriterKind, number>>>): readonly WriterSpec[] {
+  const out: WriterSpec[] = []
+  for (const [kind, count] of Object.entries(mix)) {
+    if (!WRITER_KINDS.includes(kind as WriterKind)) {
+      throw new InvalidArgumentError(`Unknown writer kind '${kind}'`, {
+        argument: 'writers',
+        hint: `Use kinds among ${WRITER_KINDS.join(', ')}.`,
+      })
+    }
+    if (!Number.isSafeInteger(count) || (count as number) < 0) {
+      throw new InvalidArgumentError(`Invalid writer count ${String(count)} for ${kind}`, {
+        argument: 'writers',
+      })
+    }
+  }
+  // A fixed kind order keeps writer indexes stable whatever order the caller listed the mix in.
+  for (const kind of WRITER_KINDS) {
+    for (let i = 0; i < (mix[kind] ?? 0); i++) out.push(Object.freeze({ index: out.length, kind }))
+  }
+  if (out.length === 0) {
+    throw new InvalidArgumentError('The race needs at least one writer', { argument: 'writers' })
+  }
+  return Object.freeze(out)
+}
+
+function conflictsFlags(conflicts: RaceConflicts): 'all' | 'none' | Readonly<Record<string, boolean>> {
+  if (conflicts === 'all' || conflicts === 'none') return conflicts
+  if (typeof conflicts === 'string') {
+    throw new InvalidArgumentError(`Invalid conflicts setting '${conflicts}'`, {
+      argument: 'conflicts',
+      hint: 'Use all, none, or a list of flag keys and case names.',
+    })
+  }
+  const flags: Record<string, boolean> = {}
+  for (const name of conflicts) {
+    const keys = CONFLICT_CASE_FLAGS[name] ?? [name]
+    for (const k of keys) flags[k] = true
+  }
+  return Object.freeze(flags)
+}
+
+function positive(name: string, value: number, min: number): number {
+  if (!Number.isSafeInteger(value) || value < min) {
+    throw new InvalidArgumentError(`Invalid ${name} ${value}: use an integer >= ${min}`, { argument: name })
+  }
+  return value
+}
+
+function pairsOf(text: string, argument: string): Array<[string, string]> {
+  const out: Array<[string, string]> = []
+  for (const part of text.split(',')) {
+    const p = part.trim()
+    if (p === '') continue
+    const eq = p.indexOf('=')
+    if (eq <= 0) {
+      throw new InvalidArgumentError(`Invalid ${argument} entry '${p}': expected name=value`, { argument })
+    }
+    out.push([p.slice(0, eq).trim(), p.slice(eq + 1).trim()])
+  }
+  return out
+}
+
+function localPathOf(location: string): string {
+  if (location.startsWith('file://')) return decodeURIComponent(new URL(location).pathname)
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(location)) {
+    throw new InvalidArgumentError(`The race runs on a local table; '${location}' is not a local path`, {
+      argument: 'location',
+      hint: 'Pass a local directory (the writer processes share it).',
+    })
+  }
+  return location
+}

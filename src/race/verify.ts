@@ -1,0 +1,632 @@
+/**
+ * The race verifier: checks a table against the event log of the race that wrote it.
+ *
+ * It reads the Delta log, maps every version to the (writer, sequence number) of its idempotency
+ * marker and so to the planned operation, replays the committed operations on an in-memory model
+ * in an order the isolation level allows, and checks that the table is readable at every
+ * version, that the row count matches the model at every version, that the content matches it
+ * (at sampled versions and the last one, and at every version around a mismatch, so that the
+ * first divergence is found exactly), that no key is duplicated, that every acknowledged commit
+ * is in the log at its version, that no operation landed twice, and that no operation reported
+ * as a definite abort landed. It also explains every conflict abort by the winning operation.
+ */
+import { InvalidArgumentError, isDeltaError } from '../errors/index.js'
+import { parseCommitFile } from '../protocol/action-json.js'
+import { commitKey, LOG_DIR, parseLogFileName } from '../protocol/log-files.js'
+import { DeltaTable } from '../table/delta-table.js'
+import { type AttemptEvent, type RaceEvent, type RunEvent, readEvents } from './events.js'
+import { RaceModel } from './model.js'
+import type { RaceConfig } from './options.js'
+import { initialBatches, type PlannedOp, planOperation, type RaceRow, writerOfAppId } from './plan.js'
+
+/** Options of {@link verifyRace}. */
+export interface VerifyOptions {
+  /** Compare the full content every this many versions (default: about 20 checks per run). */
+  readonly fullCheckEvery?: number | undefined
+  /** Called with progress messages. */
+  readonly log?: ((message: string) => void) | undefined
+}
+
+/** One named check of the verifier. */
+export interface VerifyCheck {
+  readonly name: string
+  readonly ok: boolean
+  readonly detail: string
+}
+
+/** The first point where the table and the serial replay disagree. */
+export interface Divergence {
+  /** The check that failed. */
+  readonly check: string
+  /** The first version where it shows. */
+  readonly version: number
+  /** The operation committed at that version, when it is one of the race's. */
+  readonly writer?: number | undefined
+  readonly seq?: number | undefined
+  readonly kind?: string | undefined
+  /** The key whose row differs, when one does. */
+  readonly key?: number | undefined
+  /** What the replay expects and what the table holds (row text, count or marker). */
+  readonly expected?: string | undefined
+  readonly actual?: string | undefined
+  readonly message: string
+}
+
+/** How a conflict abort is explained by the commit that won against it. */
+export type AbortClass =
+  /** The winner acted on a key the loser acted on: a real conflict. */
+  | 'genuine'
+  /** One side is OPTIMIZE: a file-level conflict over rewritten files. */
+  | 'optimize'
+  /** No shared key: file-level Delta would abort it, row-level concurrency need not. */
+  | 'no-shared-key'
+
+/** A conflict abort with its explanation. */
+export interface AbortExplanation {
+  readonly writer: number
+  readonly seq: number
+  readonly kind: string
+  readonly code: string
+  readonly winnerVersion: number | undefined
+  readonly winnerWriter?: number | undefined
+  readonly winnerKind?: string | undefined
+  readonly sharedKeys: readonly number[]
+  readonly class: AbortClass
+  readonly reconcileRefused?: string | undefined
+}
+
+/** What the verifier found. */
+export interface VerifyReport {
+  /** Every check passed. */
+  readonly ok: boolean
+  readonly location: string
+  readonly eventsPath: string
+  readonly runId: string
+  readonly initialVersion: number
+  readonly latestVersion: number
+  /** Race commits replayed. */
+  readonly committedOps: number
+  /** Commits acknowledged to their writer (`commit()` returned). */
+  readonly acknowledged: number
+  /** Operations in the log whose writer never saw the commit return (killed or failed after landing). */
+  readonly landedUnacknowledged: number
+  readonly finalRows: number
+  readonly contentChecks: number
+  readonly checks: readonly VerifyCheck[]
+  readonly firstDivergence?: Divergence | undefined
+  /** Conflict aborts by explanation. */
+  readonly aborts: Readonly<Record<AbortClass, number>>
+  /** Every conflict abort, explained. */
+  readonly abortDetails: readonly AbortExplanation[]
+  readonly durationMs: number
+}
+
+/** Conflict error codes (the ConcurrentModificationError family). */
+export const CONFLICT_CODES: ReadonlySet<string> = new Set([
+  'DELTA_CONCURRENT_APPEND',
+  'DELTA_CONCURRENT_DELETE_READ',
+  'DELTA_CONCURRENT_DELETE_DELETE',
+  'DELTA_METADATA_CHANGED',
+  'DELTA_PROTOCOL_CHANGED',
+  'DELTA_CONCURRENT_TRANSACTION',
+])
+
+/**
+ * Verifies a race table against its event log.
+ *
+ * @param location - the table
+ * @param eventsPath - the run's `events.jsonl` (its first line holds the configuration)
+ * @param options - sampling and progress
+ * @returns the report; `ok` is false when any check failed, with the first divergence
+ * @throws {InvalidArgumentError} when the event log has no run header
+ * @throws {TableNotFoundError} when there is no table at `location`
+ */
+export async function verifyRace(
+  location: string,
+  eventsPath: string,
+  options: VerifyOptions = {},
+): Promise<VerifyReport> {
+  const t0 = Date.now()
+  const events = await readEvents(eventsPath)
+  const header = events.find((e): e is RunEvent => e.type === 'run')
+  if (header === undefined) {
+    throw new InvalidArgumentError(`The event log ${eventsPath} has no run header`, {
+      argument: 'eventsPath',
+      hint: 'Pass the events.jsonl written by a race.',
+    })
+  }
+  const table = await DeltaTable.open(location)
+  try {
+    return await verifyOpen(table, location, eventsPath, header, events, options, t0)
+  } finally {
+    await table.close()
+  }
+}
+
+// === The verification ===
+
+interface LoggedCommit {
+  readonly version: number
+  readonly operation: string | undefined
+  readonly readVersion: number
+  readonly isolationLevel: string | undefined
+  readonly blindAppend: boolean
+  /** Race markers: (writer, seq). */
+  readonly markers: ReadonlyArray<{ writer: number; seq: number }>
+}
+
+class CheckList {
+  readonly checks: VerifyCheck[] = []
+  first: Divergence | undefined
+
+  add(name: string, ok: boolean, detail: string): void {
+    this.checks.push({ name, ok, detail })
+  }
+
+  diverge(d: Divergence): void {
+    if (this.first === undefined || d.version < this.first.version) this.first = d
+  }
+}
+
+async function verifyOpen(
+  table: DeltaTable,
+  location: string,
+  eventsPath: string,
+  header: RunEvent,
+  events: readonly RaceEvent[],
+  options: VerifyOptions,
+  t0: number,
+): Promise<VerifyReport> {
+  const config = header.config
+  const log = options.log ?? (() => {})
+  const out = new CheckList()
+  const commits = await readLog(table, config.runId, header.initialVersion)
+  const latest = commits.length === 0 ? header.initialVersion : (commits.at(-1)?.version ?? 0)
+
+  // The log is contiguous after the initial version.
+  const gap = commits.findIndex((c, i) => c.version !== header.initialVersion + 1 + i)
+  out.add(
+    'log-contiguous',
+    gap < 0,
+    gap < 0
+      ? `versions ${header.initialVersion + 1}..${latest} are all present`
+      : `version ${header.initialVersion + 1 + gap} is missing`,
+  )
+
+  // Map versions to operations; nothing applied twice, nothing unknown.
+  const bySeq = new Map<string, number>()
+  const opAt = new Map<number, PlannedOp>()
+  let twice = 0
+  let unknown = 0
+  for (const c of commits) {
+    if (c.markers.length !== 1) {
+      unknown++
+      out.diverge({
+        check: 'no-unknown-commits',
+        version: c.version,
+        message: `version ${c.version} (${c.operation ?? 'no operation'}) carries ${c.markers.length} race markers; every race commit carries exactly one`,
+      })
+      continue
+    }
+    const m = c.markers[0] as { writer: number; seq: number }
+    const spec = config.writers[m.writer]
+    if (spec === undefined) {
+      unknown++
+      out.diverge({
+        check: 'no-unknown-commits',
+        version: c.version,
+        writer: m.writer,
+        message: `version ${c.version} names writer ${m.writer}, which the run does not have`,
+      })
+      continue
+    }
+    const key = `${m.writer}:${m.seq}`
+    const earlier = bySeq.get(key)
+    if (earlier !== undefined) {
+      twice++
+      out.diverge({
+        check: 'applied-at-most-once',
+        version: c.version,
+        writer: m.writer,
+        seq: m.seq,
+        message: `operation w${m.writer} seq ${m.seq} landed twice: at versions ${earlier} and ${c.version}`,
+      })
+      continue
+    }
+    bySeq.set(key, c.version)
+    opAt.set(c.version, planOperation(config, spec, m.seq))
+  }
+  out.add('no-unknown-commits', unknown === 0, `${unknown} commits without exactly one known race marker`)
+  out.add('applied-at-most-once', twice === 0, `${twice} operations landed more than once`)
+
+  // Acknowledged commits are in the log, at the version their writer was told.
+  const attempts = events.filter((e): e is AttemptEvent => e.type === 'attempt')
+  let acknowledged = 0
+  let lost = 0
+  for (const a of attempts) {
+    if (a.outcome === 'committed') {
+      acknowledged++
+      const at = bySeq.get(`${a.writer}:${a.seq}`)
+      if (at !== a.version) {
+        lost++
+        out.diverge({
+          check: 'acknowledged-commits-visible',
+          version: a.version ?? latest,
+          writer: a.writer,
+          seq: a.seq,
+          kind: a.kind,
+          expected: `w${a.writer} seq ${a.seq} at version ${a.version}`,
+          actual: at === undefined ? 'not in the log' : `at version ${at}`,
+          message: `acknowledged commit of w${a.writer} seq ${a.seq} (${a.kind}) is not at version ${a.version}`,
+        })
+      }
+    } else if (a.outcome === 'already-committed' && !bySeq.has(`${a.writer}:${a.seq}`)) {
+      lost++
+      out.diverge({
+        check: 'acknowledged-commits-visible',
+        version: a.readVersion ?? latest,
+        writer: a.writer,
+        seq: a.seq,
+        message: `w${a.writer} seq ${a.seq} was skipped as already committed, but no version carries its marker`,
+      })
+    }
+  }
+  out.add(
+    'acknowledged-commits-visible',
+    lost === 0,
+    `${acknowledged} acknowledged commits, ${lost} missing or misplaced`,
+  )
+
+  // An operation whose every try ended in a definite abort must not be in the log.
+  const landedUnacknowledged = checkAbortedNotLanded(events, bySeq, out)
+
+  // Replay, checking counts at every version and content at sampled ones.
+  const every = options.fullCheckEvery ?? Math.max(1, Math.ceil(commits.length / 20))
+  log(`verifying ${commits.length} versions (content every ${every})`)
+  const first = await replay(table, config, header.initialVersion, commits, opAt, (v, i) => {
+    return i % every === every - 1 || v === latest
+  })
+  let divergence = first.divergence
+  let contentChecks = first.contentChecks
+  if (divergence !== undefined && divergence.check === 'content-matches-serial-replay') {
+    // Narrow the content mismatch down to its first version.
+    const from = first.lastGoodContent
+    const narrowed = await replay(
+      table,
+      config,
+      header.initialVersion,
+      commits,
+      opAt,
+      (v) => v > from && v <= (divergence?.version ?? latest),
+    )
+    contentChecks += narrowed.contentChecks
+    divergence = narrowed.divergence ?? divergence
+  }
+  if (divergence !== undefined) out.diverge(divergence)
+  out.add(
+    'readable-every-version',
+    first.unreadable === undefined,
+    first.unreadable ?? `versions ${header.initialVersion}..${latest} load`,
+  )
+  out.add(
+    'row-count-every-version',
+    first.countMismatch === undefined,
+    first.countMismatch ?? 'the live row count equals the replay at every version',
+  )
+  out.add(
+    'no-duplicate-keys',
+    first.duplicates === 0,
+    `${first.duplicates} duplicate keys in ${contentChecks} content checks`,
+  )
+  out.add(
+    'content-matches-serial-replay',
+    first.contentMismatch === undefined,
+    first.contentMismatch ??
+      `${contentChecks} versions hold exactly the rows of the replay in commit order (${config.isolation})`,
+  )
+
+  const abortDetails = explainAborts(attempts, opAt, config)
+  const aborts: Record<AbortClass, number> = { genuine: 0, optimize: 0, 'no-shared-key': 0 }
+  for (const d of abortDetails) aborts[d.class]++
+
+  return Object.freeze({
+    ok: out.checks.every((c) => c.ok) && out.first === undefined,
+    location,
+    eventsPath,
+    runId: config.runId,
+    initialVersion: header.initialVersion,
+    latestVersion: latest,
+    committedOps: bySeq.size,
+    acknowledged,
+    landedUnacknowledged,
+    finalRows: first.finalRows,
+    contentChecks,
+    checks: out.checks,
+    firstDivergence: out.first,
+    aborts,
+    abortDetails,
+    durationMs: Date.now() - t0,
+  })
+}
+
+// === Log ===
+
+async function readLog(table: DeltaTable, runId: string, initialVersion: number): Promise<LoggedCommit[]> {
+  const versions: number[] = []
+  for await (const f of table.engine.storage.listFrom(LOG_DIR)) {
+    const name = parseLogFileName(f.key.slice(LOG_DIR.length))
+    if (name?.type === 'commit' && Number(name.version) > initialVersion) versions.push(Number(name.version))
+  }
+  versions.sort((a, b) => a - b)
+  const out: LoggedCommit[] = []
+  for (const v of versions) {
+    const key = commitKey(BigInt(v))
+    const actions = parseCommitFile(new TextDecoder().decode(await table.engine.storage.read(key)), {
+      path: key,
+      version: BigInt(v),
+    })
+    let info: LoggedCommit | undefined
+    const markers: Array<{ writer: number; seq: number }> = []
+    for (const a of actions) {
+      if ('txn' in a) {
+        const writer = writerOfAppId(runId, a.txn.appId)
+        if (writer !== undefined) markers.push({ writer, seq: Number(a.txn.version) })
+      } else if ('commitInfo' in a) {
+        info = {
+          version: v,
+          operation: a.commitInfo.operation,
+          readVersion: a.commitInfo.readVersion === undefined ? v - 1 : Number(a.commitInfo.readVersion),
+          isolationLevel: a.commitInfo.isolationLevel,
+          blindAppend: a.commitInfo.isBlindAppend === true,
+          markers,
+        }
+      }
+    }
+    out.push(
+      info ?? {
+        version: v,
+        operation: undefined,
+        readVersion: v - 1,
+        isolationLevel: undefined,
+        blindAppend: false,
+        markers,
+      },
+    )
+  }
+  return out
+}
+
+// === Replay ===
+
+interface ReplayResult {
+  divergence: Divergence | undefined
+  contentChecks: number
+  lastGoodContent: number
+  unreadable: string | undefined
+  countMismatch: string | undefined
+  contentMismatch: string | undefined
+  duplicates: number
+  finalRows: number
+}
+
+async function replay(
+  table: DeltaTable,
+  config: RaceConfig,
+  initialVersion: number,
+  commits: readonly LoggedCommit[],
+  opAt: ReadonlyMap<number, PlannedOp>,
+  checkContentAt: (version: number, index: number) => boolean,
+): Promise<ReplayResult> {
+  const model = new RaceModel(initialBatches(config).flat(), initialVersion)
+  const r: ReplayResult = {
+    divergence: undefined,
+    contentChecks: 0,
+    lastGoodContent: initialVersion,
+    unreadable: undefined,
+    countMismatch: undefined,
+    contentMismatch: undefined,
+    duplicates: 0,
+    finalRows: model.size,
+  }
+  const at = (c: LoggedCommit | undefined, version: number) => {
+    const op = c === undefined ? undefined : opAt.get(c.version)
+    return { version, writer: op?.writer, seq: op?.seq, kind: op?.kind }
+  }
+  // The initial state is checked first: nothing else can be right if it is wrong.
+  const initial = await contentDiff(table, initialVersion, model)
+  r.contentChecks++
+  if (initial !== undefined) {
+    r.duplicates += initial.duplicates
+    r.contentMismatch = initial.message
+    r.divergence = { check: 'content-matches-serial-replay', ...at(undefined, initialVersion), ...initial }
+    return r
+  }
+  for (const [i, c] of commits.entries()) {
+    const op = opAt.get(c.version)
+    if (op !== undefined) {
+      model.apply(op, {
+        version: c.version,
+        readVersion: c.readVersion,
+        blindAppend: c.blindAppend,
+        isolationLevel: c.isolationLevel,
+      })
+    }
+    let count: number
+    try {
+      count = await table.scan({ version: BigInt(c.version) }).count()
+    } catch (err) {
+      r.unreadable = `version ${c.version} cannot be read: ${isDeltaError(err) ? err.code : ''} ${err instanceof Error ? err.message : String(err)}`
+      r.divergence ??= {
+        check: 'readable-every-version',
+        ...at(c, c.version),
+        message: r.unreadable,
+      }
+      return r
+    }
+    if (count !== model.size && r.countMismatch === undefined) {
+      r.countMismatch = `version ${c.version}: ${count} live rows, the replay has ${model.size}`
+    }
+    if (count !== model.size || checkContentAt(c.version, i)) {
+      const diff = await contentDiff(table, c.version, model)
+      r.contentChecks++
+      if (diff !== undefined) {
+        r.duplicates += diff.duplicates
+        r.contentMismatch = diff.message
+        r.divergence = { check: 'content-matches-serial-replay', ...at(c, c.version), ...diff }
+        return r
+      }
+      r.lastGoodContent = c.version
+    }
+  }
+  r.finalRows = model.size
+  return r
+}
+
+interface ContentDiff {
+  readonly key?: number | undefined
+  readonly expected?: string | undefined
+  readonly actual?: string | undefined
+  readonly message: string
+  readonly duplicates: number
+}
+
+async function contentDiff(
+  table: DeltaTable,
+  version: number,
+  model: RaceModel,
+): Promise<ContentDiff | undefined> {
+  const rows = await table.scan({ version: BigInt(version), columns: ['id', 'val', 'tag'] }).toArray()
+  const seen = new Map<number, RaceRow>()
+  let duplicates = 0
+  let firstDuplicate: number | undefined
+  for (const raw of rows) {
+    const row: RaceRow = { id: Number(raw.id), val: Number(raw.val), tag: String(raw.tag) }
+    if (seen.has(row.id)) {
+      duplicates++
+      firstDuplicate ??= row.id
+    }
+    seen.set(row.id, row)
+  }
+  if (firstDuplicate !== undefined) {
+    return {
+      key: firstDuplicate,
+      expected: text(model.get(firstDuplicate)),
+      actual: `${duplicates} duplicate rows, first for key ${firstDuplicate}`,
+      message: `version ${version} holds key ${firstDuplicate} more than once (${duplicates} duplicate rows)`,
+      duplicates,
+    }
+  }
+  const expected = model.rows()
+  let firstBad: { key: number; expected: RaceRow | undefined; actual: RaceRow | undefined } | undefined
+  for (const e of expected) {
+    const a = seen.get(e.id)
+    if (a === undefined || a.val !== e.val || a.tag !== e.tag) {
+      firstBad = { key: e.id, expected: e, actual: a }
+      break
+    }
+  }
+  for (const a of seen.values()) {
+    if (model.get(a.id) === undefined && (firstBad === undefined || a.id < firstBad.key)) {
+      firstBad = { key: a.id, expected: undefined, actual: a }
+    }
+  }
+  if (firstBad === undefined) return undefined
+  return {
+    key: firstBad.key,
+    expected: text(firstBad.expected),
+    actual: text(firstBad.actual),
+    message: `version ${version}, key ${firstBad.key}: the table has ${text(firstBad.actual)}, the serial replay has ${text(firstBad.expected)}`,
+    duplicates: 0,
+  }
+}
+
+function text(row: RaceRow | undefined): string {
+  return row === undefined ? 'no row' : `{id: ${row.id}, val: ${row.val}, tag: ${row.tag}}`
+}
+
+// === Aborts ===
+
+/**
+ * Operations reported as definite aborts in every try must not be in the log. Returns how many
+ * landed operations no try acknowledged (killed, or failed ambiguously after landing).
+ */
+function checkAbortedNotLanded(
+  events: readonly RaceEvent[],
+  bySeq: ReadonlyMap<string, number>,
+  out: CheckList,
+): number {
+  // Per operation: how many tries could have landed (no end logged, committed, or a failure that
+  // leaves the outcome open) and the code of a definite conflict abort, if any.
+  const tries = new Map<string, { open: number; possible: number; code: string | undefined }>()
+  for (const e of events) {
+    if (e.type !== 'op-start' && e.type !== 'attempt') continue
+    const key = `${e.writer}:${e.seq}`
+    const t = tries.get(key) ?? { open: 0, possible: 0, code: undefined }
+    if (e.type === 'op-start') {
+      t.open++
+    } else {
+      t.open = Math.max(0, t.open - 1)
+      if (e.outcome === 'aborted' && CONFLICT_CODES.has(e.code ?? '')) t.code = e.code
+      else t.possible++
+    }
+    tries.set(key, t)
+  }
+  let bad = 0
+  for (const [key, t] of tries) {
+    const version = bySeq.get(key)
+    if (version === undefined || t.code === undefined || t.open > 0 || t.possible > 0) continue
+    bad++
+    const [writer, seq] = key.split(':').map(Number)
+    out.diverge({
+      check: 'aborted-ops-not-landed',
+      version,
+      writer,
+      seq,
+      message: `w${writer} seq ${seq} was reported aborted (${t.code}) in every try, yet landed at version ${version}`,
+    })
+  }
+  out.add('aborted-ops-not-landed', bad === 0, `${bad} operations reported as conflicts landed anyway`)
+  const acked = new Set(
+    events
+      .filter((e): e is AttemptEvent => e.type === 'attempt' && e.outcome === 'committed')
+      .map((e) => `${e.writer}:${e.seq}`),
+  )
+  let unacknowledged = 0
+  for (const key of bySeq.keys()) if (!acked.has(key)) unacknowledged++
+  return unacknowledged
+}
+
+function explainAborts(
+  attempts: readonly AttemptEvent[],
+  opAt: ReadonlyMap<number, PlannedOp>,
+  config: RaceConfig,
+): AbortExplanation[] {
+  const out: AbortExplanation[] = []
+  for (const a of attempts) {
+    if (a.outcome !== 'aborted' || !CONFLICT_CODES.has(a.code ?? '')) continue
+    const spec = config.writers[a.writer]
+    const loser = spec === undefined ? undefined : planOperation(config, spec, a.seq)
+    const winner = a.winnerVersion === undefined ? undefined : opAt.get(a.winnerVersion)
+    const shared = sharedKeys(loser, winner)
+    const optimize = loser?.kind === 'optimize' || winner?.kind === 'optimize'
+    out.push({
+      writer: a.writer,
+      seq: a.seq,
+      kind: a.kind,
+      code: a.code ?? '',
+      winnerVersion: a.winnerVersion,
+      winnerWriter: winner?.writer,
+      winnerKind: winner?.kind,
+      sharedKeys: shared,
+      class: shared.length > 0 ? 'genuine' : optimize ? 'optimize' : 'no-shared-key',
+      reconcileRefused: a.reconcileRefused,
+    })
+  }
+  return out
+}
+
+function sharedKeys(a: PlannedOp | undefined, b: PlannedOp | undefined): number[] {
+  if (a === undefined || b === undefined || a.kind === 'optimize' || b.kind === 'optimize') return []
+  const keys = new Set(b.keys)
+  return a.keys.filter((k) => keys.has(k))
+}
