@@ -1,0 +1,229 @@
+/**
+ * VACUUM end to end: the retention window (the table's and an explicit one, with its safety
+ * check), dry runs, deletion-vector files kept while a live or retained file references them,
+ * time travel inside the window, and the paths VACUUM never touches.
+ */
+import assert from 'node:assert/strict'
+import { existsSync } from 'node:fs'
+import { mkdir, mkdtemp, rm, utimes, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { dirname, join } from 'node:path'
+import { describe, it } from 'node:test'
+import { resolveDvLocation } from '../../src/dv/index.js'
+import { isDeltaError } from '../../src/errors/index.js'
+import { DeltaTable } from '../../src/table/delta-table.js'
+import {
+  assertSameRows,
+  createTestTable,
+  keyOf,
+  latestVersion,
+  listDataFiles,
+  listFiles,
+  type Row,
+  scanRows,
+  standardRow,
+  type TestTable,
+} from './ops-support.js'
+
+const A = Array.from({ length: 6 }, (_, i) => standardRow(i))
+const B = Array.from({ length: 6 }, (_, i) => standardRow(6 + i))
+
+/** v1, v2 appends; v3 a DV delete; v4 a DV update; v5 OPTIMIZE: one live file, five removed. */
+async function historyTable(): Promise<{ t: TestTable; versions: Row[][] }> {
+  const t = await createTestTable({ partitioned: false, dv: true }, [A, B])
+  const versions: Row[][] = [[], A, [...A, ...B]]
+  await t.table.delete('id = 1')
+  versions.push(versions[2]!.filter((r) => r.id !== 1n))
+  await t.table.update({ where: 'id = 7', set: { name: "'seven'" } })
+  versions.push(versions[3]!.map((r) => (r.id === 7n ? { ...r, name: 'seven' } : r)))
+  await t.table.optimize()
+  versions.push(versions[4]!)
+  return { t, versions }
+}
+
+/** Keys of the files the latest snapshot references (data files and their DV files). */
+async function liveKeys(t: TestTable): Promise<string[]> {
+  const keys: string[] = []
+  for (const f of (await t.table.snapshot()).activeFiles()) {
+    keys.push(keyOf(f.path))
+    if (f.deletionVector !== undefined) {
+      const loc = resolveDvLocation(f.deletionVector)
+      if (loc.kind === 'relative') keys.push(loc.path)
+    }
+  }
+  return keys.sort()
+}
+
+async function age(dir: string, key: string, hours: number): Promise<void> {
+  const t = new Date(Date.now() - hours * 3_600_000)
+  await utimes(join(dir, key), t, t)
+}
+
+async function plant(dir: string, key: string, hoursOld: number): Promise<void> {
+  await mkdir(dirname(join(dir, key)), { recursive: true })
+  await writeFile(join(dir, key), 'x')
+  await age(dir, key, hoursOld)
+}
+
+describe('VACUUM', () => {
+  it('keeps every recently removed file under the default retention of 7 days', async () => {
+    const { t, versions } = await historyTable()
+    try {
+      const files = await listDataFiles(t.dir)
+      const result = await t.table.vacuum()
+      assert.deepEqual(result.files, [])
+      assert.equal(result.operation, 'VACUUM')
+      assert.equal(result.committed, false)
+      assert.equal(result.metrics.numDeletedFiles, 0)
+      assert.deepEqual(await listDataFiles(t.dir), files)
+      for (let v = 1; v <= 5; v++)
+        assertSameRows(await scanRows(t.table, BigInt(v)), versions[v]!, `version ${v}`)
+    } finally {
+      await t.cleanup()
+    }
+  })
+
+  it('refuses a retention below the table setting unless enforceRetentionDuration is false', async () => {
+    const { t } = await historyTable()
+    try {
+      const files = await listDataFiles(t.dir)
+      await assert.rejects(
+        () => t.table.vacuum({ retentionHours: 1 }),
+        (err) =>
+          isDeltaError(err, 'DELTA_INVALID_ARGUMENT') && /deletedFileRetentionDuration/.test(err.message),
+      )
+      for (const bad of [-1, Number.NaN, '24' as unknown as number]) {
+        await assert.rejects(
+          () => t.table.vacuum({ retentionHours: bad, enforceRetentionDuration: false }),
+          (err) => isDeltaError(err, 'DELTA_INVALID_ARGUMENT'),
+        )
+      }
+      assert.deepEqual(await listDataFiles(t.dir), files)
+    } finally {
+      await t.cleanup()
+    }
+  })
+
+  it('a dry run lists exactly the files no live version needs and deletes nothing', async () => {
+    const { t } = await historyTable()
+    try {
+      const files = await listDataFiles(t.dir)
+      const live = await liveKeys(t)
+      const result = await t.table.vacuum({
+        retentionHours: 0,
+        enforceRetentionDuration: false,
+        dryRun: true,
+      })
+      assert.deepEqual(
+        [...result.files],
+        files.filter((k) => !live.includes(k)),
+      )
+      assert.ok(
+        result.files.some((k) => k.startsWith('deletion_vector_')),
+        'unreferenced DV files are listed',
+      )
+      assert.equal(result.metrics.numFilesToDelete, result.files.length)
+      assert.deepEqual(await listDataFiles(t.dir), files, 'nothing deleted')
+    } finally {
+      await t.cleanup()
+    }
+  })
+
+  it('with zero retention deletes them: the latest version reads, older ones do not', async () => {
+    const { t, versions } = await historyTable()
+    try {
+      const live = await liveKeys(t)
+      const result = await t.table.vacuum({ retentionHours: 0, enforceRetentionDuration: false })
+      assert.ok(result.files.length > 0)
+      assert.deepEqual(await listDataFiles(t.dir), live)
+      assertSameRows(await scanRows(t.table), versions[5]!)
+      await assert.rejects(() => scanRows(t.table, 2n))
+    } finally {
+      await t.cleanup()
+    }
+  })
+
+  it('keeps a deletion-vector file while a live file references it, and drops it once replaced', async () => {
+    const t = await createTestTable({ partitioned: false, dv: true }, [A])
+    try {
+      await t.table.delete('id = 1')
+      const first = (await liveKeys(t)).find((k) => k.startsWith('deletion_vector_'))
+      assert.ok(first)
+      const none = await t.table.vacuum({ retentionHours: 0, enforceRetentionDuration: false })
+      assert.deepEqual(none.files, [], 'the data file and its DV are live')
+      await t.table.delete('id = 2')
+      const result = await t.table.vacuum({ retentionHours: 0, enforceRetentionDuration: false })
+      assert.deepEqual(result.files, [first], 'only the replaced DV file goes')
+      assert.deepEqual(await listDataFiles(t.dir), await liveKeys(t))
+      assertSameRows(
+        await scanRows(t.table),
+        A.filter((r) => r.id !== 1n && r.id !== 2n),
+      )
+    } finally {
+      await t.cleanup()
+    }
+  })
+
+  it('inside the retention window keeps removed files (time travel works) and deletes only old orphans', async () => {
+    const { t, versions } = await historyTable()
+    try {
+      await plant(t.dir, 'old-orphan.parquet', 2)
+      await plant(t.dir, 'fresh-orphan.parquet', 0)
+      const result = await t.table.vacuum({ retentionHours: 1, enforceRetentionDuration: false })
+      assert.deepEqual(result.files, ['old-orphan.parquet'])
+      assert.ok(
+        existsSync(join(t.dir, 'fresh-orphan.parquet')),
+        'a file younger than the window may be in flight',
+      )
+      for (let v = 1; v <= 5; v++)
+        assertSameRows(await scanRows(t.table, BigInt(v)), versions[v]!, `version ${v}`)
+    } finally {
+      await t.cleanup()
+    }
+  })
+
+  it("honours the table's delta.deletedFileRetentionDuration", async () => {
+    const base = await mkdtemp(join(tmpdir(), 'delta-rlc-ops-'))
+    const dir = join(base, 'table')
+    const table = await DeltaTable.create(dir, {
+      schema: 'id long not null',
+      properties: { 'delta.deletedFileRetentionDuration': 'interval 1 hours' },
+    })
+    try {
+      await table.append([{ id: 1n }])
+      await plant(dir, 'two-hours.parquet', 2)
+      await plant(dir, 'half-hour.parquet', 0.5)
+      const result = await table.vacuum()
+      assert.deepEqual(result.files, ['two-hours.parquet'])
+      await assert.rejects(
+        () => table.vacuum({ retentionHours: 0.5 }),
+        (err) => isDeltaError(err, 'DELTA_INVALID_ARGUMENT'),
+      )
+    } finally {
+      await table.close()
+      await rm(base, { recursive: true, force: true })
+    }
+  })
+
+  it('never touches the log or hidden paths, but does clean partition directories and _change_data', async () => {
+    const t = await createTestTable({ partitioned: true, dv: false }, [A])
+    try {
+      const hidden = ['_delta_log/junk.json', '_tmp/x.parquet', '.hidden/x.parquet', 'part=0/.x.parquet.crc']
+      const visible = ['part=1/orphan.parquet', '_change_data/cdc.parquet', 'orphan.bin']
+      for (const k of [...hidden, ...visible]) await plant(t.dir, k, 48)
+      const before = await listFiles(t.dir)
+      const version = await latestVersion(t.table)
+      const result = await t.table.vacuum({ retentionHours: 24, enforceRetentionDuration: false })
+      assert.deepEqual([...result.files], [...visible].sort())
+      for (const k of hidden) assert.ok(existsSync(join(t.dir, k)), `${k} is kept`)
+      assert.deepEqual(
+        await listFiles(t.dir),
+        before.filter((k) => !visible.includes(k)),
+      )
+      assert.equal(await latestVersion(t.table), version, 'VACUUM writes no commit')
+      assertSameRows(await scanRows(t.table), A)
+    } finally {
+      await t.cleanup()
+    }
+  })
+})
