@@ -17,7 +17,7 @@ import { type ScanOptions, TableScan } from '../scan/table-scan.js'
 import { type LoadSnapshotOptions, loadSnapshot } from '../snapshot/load-snapshot.js'
 import type { Snapshot } from '../snapshot/snapshot.js'
 import { type CheckpointResult, writeCheckpoint } from '../snapshot/write-checkpoint.js'
-import { openStore } from '../storage/index.js'
+import { type OpenStoreOptions, openStore } from '../storage/index.js'
 import type { ObjectStore } from '../storage/object-store.js'
 import type { CommitRetryPolicy } from '../txn/commit-options.js'
 import type { CommitResult } from '../txn/commit-result.js'
@@ -31,6 +31,11 @@ export interface OpenOptions {
   readonly storage?: ObjectStore
   /** A custom engine (its `storage` is the table root); overrides `storage`. */
   readonly engine?: Engine
+  /**
+   * Backend options for `az://` and `s3://` locations (credentials, endpoint, retries); the
+   * usual environment variables apply when they are absent.
+   */
+  readonly storageOptions?: OpenStoreOptions
   /**
    * Row-level reconciliation flags (all off by default): an object of flag names (with or
    * without the `spark.databricks.delta.` prefix) to booleans, or `'all'`.
@@ -133,7 +138,7 @@ export class DeltaTable {
       })
     }
     if (options.engine) return new DeltaTable(location, options.engine, false, options)
-    const storage = options.storage ?? openStore(location)
+    const storage = options.storage ?? openStore(location, options.storageOptions)
     return new DeltaTable(location, createDefaultEngine(storage), true, options)
   }
 
