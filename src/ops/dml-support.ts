@@ -8,9 +8,7 @@ import { InvalidArgumentError, UnsupportedError } from '../errors/index.js'
 import type { Expression } from '../expressions/ast.js'
 import { parseExpression } from '../expressions/parse-predicate.js'
 import type { Action, AddFile, DeletionVectorDescriptor } from '../protocol/actions.js'
-import { decodeAddPath } from '../protocol/partition-values.js'
 import { fieldByName, type StructField } from '../protocol/schema.js'
-import { parseStats } from '../protocol/stats.js'
 import { isAppendOnly } from '../protocol/table-features.js'
 import { checkPredicateColumns, snapshotColumns } from '../scan/prune-files.js'
 import type { Snapshot } from '../snapshot/snapshot.js'
@@ -214,7 +212,7 @@ export function parseAssignments(
  *
  * @throws {InvalidArgumentError} for an unknown or nested column
  */
-export function assignedField(snap: Snapshot, name: string, argument: string): StructField {
+function assignedField(snap: Snapshot, name: string, argument: string): StructField {
   const field = fieldByName(snap.schema, name)
   if (field !== undefined) return field
   const nested = name.includes('.') ? ' (nested fields cannot be assigned; set the whole struct column)' : ''
@@ -227,6 +225,9 @@ export function assignedField(snap: Snapshot, name: string, argument: string): S
 /**
  * An expression from SQL text or a parsed tree.
  *
+ * @param raw - SQL expression text, or an expression node
+ * @param argument - the option name for messages
+ * @returns the expression
  * @throws {InvalidArgumentError} when the value is neither
  * @throws {InvalidPredicateError} when the text does not parse
  */
@@ -251,7 +252,12 @@ export function toExpression(raw: unknown, argument: string): Expression {
   })
 }
 
-/** Whether an expression is a NULL literal, possibly under casts. */
+/**
+ * Whether an expression is a NULL literal, possibly under casts.
+ *
+ * @param expr - an expression
+ * @returns true for `NULL` and `CAST(NULL AS t)`
+ */
 export function isNullLiteral(expr: Expression): boolean {
   if (expr.kind === 'literal') return expr.type === 'null'
   if (expr.kind === 'cast') return isNullLiteral(expr.operand)
@@ -261,6 +267,8 @@ export function isNullLiteral(expr: Expression): boolean {
 /**
  * Refuses row-changing DML on an append-only table (`delta.appendOnly`).
  *
+ * @param snap - the read snapshot
+ * @param operation - the operation name for the message
  * @throws {UnsupportedError} when the table is append-only
  */
 export function checkNotAppendOnly(snap: Snapshot, operation: string): void {
@@ -270,27 +278,6 @@ export function checkNotAppendOnly(snap: Snapshot, operation: string): void {
       { hint: 'Only appends are allowed; unset delta.appendOnly to modify rows.' },
     )
   }
-}
-
-/**
- * Live rows of a file from its stats and DV.
- *
- * @returns the count, or undefined when the file has no record count
- */
-export function liveRowCount(f: AddFile): number | undefined {
-  const n = parseStats(f.stats)?.numRecords
-  if (n === undefined) return undefined
-  return Number(n - (f.deletionVector?.cardinality ?? 0n))
-}
-
-/**
- * The store key of a data file path of the log, when it lies inside the table root.
- *
- * @returns the key, or undefined for an absolute URI
- */
-export function storeKeyOf(path: string): string | undefined {
-  const decoded = decodeAddPath(path)
-  return decoded.kind === 'relative' ? decoded.key : undefined
 }
 
 function describe(value: unknown): string {

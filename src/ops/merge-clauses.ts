@@ -126,6 +126,7 @@ export function planMerge(snap: Snapshot, sourceRows: readonly unknown[], option
   const target = snap.schema.fields
   const declared = options.sourceSchema === undefined ? undefined : parseSourceSchema(options.sourceSchema)
   const sourceNames = declared?.map((f) => f.name) ?? sourceColumnNames(sourceRows)
+  if (declared !== undefined) checkDeclaredColumns(sourceRows, sourceNames)
   const scope = new Scope(target, sourceNames)
 
   const on = scope.qualify(toPredicate(options.on, 'on'), 'on', ['target', 'source'])
@@ -486,6 +487,23 @@ function parseSourceSchema(raw: unknown): readonly StructField[] {
     )
   }
   return schema.fields
+}
+
+function checkDeclaredColumns(rows: readonly unknown[], names: readonly string[]): void {
+  const known = new Set(names)
+  rows.forEach((row, i) => {
+    for (const k of Object.keys(row as object)) {
+      if (!known.has(k)) {
+        throw new InvalidArgumentError(
+          `Source row ${i} has column '${k}', which sourceSchema does not declare`,
+          {
+            argument: 'sourceRows',
+            hint: `sourceSchema declares: ${names.join(', ') || '(none)'}`,
+          },
+        )
+      }
+    }
+  })
 }
 
 function sourceColumnNames(rows: readonly unknown[]): string[] {

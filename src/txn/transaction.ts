@@ -190,6 +190,7 @@ export class Transaction {
   /**
    * Stages an UPDATE of the rows matching `where` (see `DeltaTable.update`).
    *
+   * @param options - `where` and `set`
    * @returns the staged operation's metrics
    */
   async update(options: UpdateOptions): Promise<Readonly<Record<string, number>>> {
@@ -199,6 +200,8 @@ export class Transaction {
   /**
    * Stages a MERGE of `sourceRows` into the table (see `DeltaTable.merge`).
    *
+   * @param sourceRows - plain objects keyed by source column name
+   * @param options - `on` and the clauses
    * @returns the staged operation's metrics
    */
   async merge(
@@ -209,8 +212,10 @@ export class Transaction {
   }
 
   /**
-   * Stages an OPTIMIZE (see `DeltaTable.optimize`).
+   * Stages an OPTIMIZE (see `DeltaTable.optimize`). Its own retry belongs to the one-call
+   * `DeltaTable.optimize`; here a conflict is thrown by `commit()`.
    *
+   * @param options - sizes, Z-order columns, partition predicate
    * @returns the staged operation's metrics
    */
   async optimize(options: OptimizeOptions = {}): Promise<Readonly<Record<string, number>>> {
