@@ -17,6 +17,7 @@ import {
   addsOf,
   assertDuckDbReadsAdds,
   assertSameRows,
+  closeHooked,
   commitActions,
   commitInfoOf,
   createTestTable,
@@ -24,6 +25,8 @@ import {
   LAYOUTS,
   latestVersion,
   listDataFiles,
+  liveKeys,
+  openWithHook,
   type Row,
   removesOf,
   scanRows,
@@ -470,6 +473,38 @@ describe('MERGE refusals', () => {
     } finally {
       await table.close()
       await rm(dir, { recursive: true, force: true })
+    }
+  })
+})
+
+describe('MERGE commit failures', () => {
+  it('deletes the files it wrote when its one-call commit loses a conflict', async () => {
+    const t = await createTestTable({ partitioned: false, dv: true }, BATCHES)
+    const table = await openWithHook(t.dir, 'writeRows', () => t.table.delete('id = 2'))
+    try {
+      const files = await listDataFiles(t.dir)
+      await assert.rejects(
+        () =>
+          table.merge([{ id: 1n, name: 'm' }], {
+            on: 'target.id = source.id',
+            whenMatched: [{ update: { name: 'source.name' } }],
+          }),
+        (err) => isDeltaError(err) && err.code.startsWith('DELTA_CONCURRENT'),
+      )
+      const live = await liveKeys(t.table)
+      const added = (await listDataFiles(t.dir)).filter((k) => !files.includes(k))
+      assert.deepEqual(
+        added.filter((k) => !live.includes(k)),
+        [],
+        'no file of the loser is left',
+      )
+      assertSameRows(
+        await scanRows(t.table),
+        t.rows.filter((r) => r.id !== 2n),
+      )
+    } finally {
+      await closeHooked(table)
+      await t.cleanup()
     }
   })
 })

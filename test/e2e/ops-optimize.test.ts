@@ -11,19 +11,17 @@ import { writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { describe, it } from 'node:test'
 import { parseOptimizeSourceComposition } from '../../src/conflict/composition-tags.js'
-import type { Engine } from '../../src/engine/engine.js'
-import { createDefaultEngine } from '../../src/engine-default/default-engine.js'
 import { isDeltaError } from '../../src/errors/index.js'
 import { serializeCommit } from '../../src/protocol/action-json.js'
 import type { AddFile, RemoveFile } from '../../src/protocol/actions.js'
 import { commitFileName, LOG_DIR } from '../../src/protocol/log-files.js'
-import { createLocalStore } from '../../src/storage/index.js'
 import { DeltaTable } from '../../src/table/delta-table.js'
 import { GOLDEN_SKIP, prepareGoldenTable } from '../helpers/golden.js'
 import {
   addsOf,
   assertDuckDbReadsAdds,
   assertSameRows,
+  closeHooked,
   commitActions,
   commitInfoOf,
   createTestTable,
@@ -33,6 +31,7 @@ import {
   listDataFiles,
   liveRowsOf,
   numRecords,
+  openWithHook,
   type Row,
   readParquet,
   removesOf,
@@ -342,24 +341,6 @@ describe('OPTIMIZE on a Spark-written table', { skip: GOLDEN_SKIP }, () => {
 
 // === Concurrency: OPTIMIZE's retry, and its tags feeding Cases 4a / 4b ===
 
-/** An engine whose compaction runs `hook` after writing and before OPTIMIZE commits. */
-function hookedEngine(dir: string, hook: () => Promise<void>): Engine {
-  const base = createDefaultEngine(createLocalStore(dir))
-  return {
-    ...base,
-    writer: {
-      writeRows: (r) => base.writer.writeRows(r),
-      rewrite: (r) => base.writer.rewrite(r),
-      compact: async (r) => {
-        const out = await base.writer.compact(r)
-        await hook()
-        return out
-      },
-    },
-    close: () => base.close(),
-  }
-}
-
 /** Commits a table-property change as the next version, as another writer would. */
 async function commitPropertyChange(t: TestTable): Promise<void> {
   const snap = await t.table.snapshot()
@@ -378,21 +359,15 @@ async function commitPropertyChange(t: TestTable): Promise<void> {
 
 async function withHook<T>(
   t: TestTable,
-  hook: () => Promise<void>,
+  hook: () => Promise<unknown>,
   flags: Readonly<Record<string, boolean>>,
   fn: (table: DeltaTable) => Promise<T>,
 ): Promise<T> {
-  let fired = false
-  const engine = hookedEngine(t.dir, async () => {
-    if (fired) return
-    fired = true
-    await hook()
-  })
-  const table = await DeltaTable.open(t.dir, { engine, conflicts: flags, autoCheckpoint: false })
+  const table = await openWithHook(t.dir, 'compact', hook, { conflicts: flags })
   try {
     return await fn(table)
   } finally {
-    await engine.close()
+    await closeHooked(table)
   }
 }
 
@@ -425,7 +400,7 @@ describe('OPTIMIZE under concurrency', () => {
         () =>
           withHook(
             t,
-            () => t.table.delete('id = 3').then(() => undefined),
+            () => t.table.delete('id = 3'),
             {},
             (table) => table.optimize(),
           ),
@@ -452,7 +427,7 @@ describe('OPTIMIZE under concurrency', () => {
     try {
       const result = await withHook(
         t,
-        () => t.table.delete('id = 3 OR id = 20').then(() => undefined),
+        () => t.table.delete('id = 3 OR id = 20'),
         { 'optimize.conflictReconciliation.enabled': true },
         (table) => table.optimize(),
       )

@@ -9,12 +9,17 @@ import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join, relative } from 'node:path'
 import { DuckDBInstance } from '@duckdb/node-api'
+import { resolveDvLocation } from '../../src/dv/index.js'
+import type { DataWriter } from '../../src/engine/data-writer.js'
+import type { Engine } from '../../src/engine/engine.js'
+import { createDefaultEngine } from '../../src/engine-default/default-engine.js'
 import { parseCommitFile } from '../../src/protocol/action-json.js'
 import type { Action, AddFile, RemoveFile } from '../../src/protocol/actions.js'
 import { commitFileName, LOG_DIR } from '../../src/protocol/log-files.js'
 import { decodeAddPath } from '../../src/protocol/partition-values.js'
 import { parseStats } from '../../src/protocol/stats.js'
 import { loadDeletionVector } from '../../src/scan/load-deletion-vector.js'
+import { createLocalStore } from '../../src/storage/index.js'
 import { DeltaTable, type OpenOptions } from '../../src/table/delta-table.js'
 
 /** A plain row as the tests build them. */
@@ -268,4 +273,69 @@ export async function listDataFiles(dir: string): Promise<string[]> {
 /** The latest version of the table. */
 export async function latestVersion(table: DeltaTable): Promise<bigint> {
   return (await table.snapshot()).version
+}
+
+/**
+ * Opens a second handle on a table whose engine runs `hook` once, right after the first call of
+ * one writer method: a deterministic place for "another writer commits now".
+ *
+ * @param dir - the table directory
+ * @param method - the writer method to follow
+ * @param hook - what the other writer does
+ * @param openOptions - conflict flags and the like
+ */
+export async function openWithHook(
+  dir: string,
+  method: keyof DataWriter,
+  hook: () => Promise<unknown>,
+  openOptions: OpenOptions = {},
+): Promise<DeltaTable> {
+  const base = createDefaultEngine(createLocalStore(dir))
+  let fired = false
+  const after = async <T>(result: T): Promise<T> => {
+    if (!fired) {
+      fired = true
+      await hook()
+    }
+    return result
+  }
+  const writer: DataWriter = {
+    writeRows: async (r) => {
+      const out = await base.writer.writeRows(r)
+      return method === 'writeRows' ? after(out) : out
+    },
+    rewrite: async (r) => {
+      const out = await base.writer.rewrite(r)
+      return method === 'rewrite' ? after(out) : out
+    },
+    compact: async (r) => {
+      const out = await base.writer.compact(r)
+      return method === 'compact' ? after(out) : out
+    },
+  }
+  const engine: Engine = { ...base, writer, close: () => base.close() }
+  try {
+    return await DeltaTable.open(dir, { autoCheckpoint: false, ...openOptions, engine })
+  } catch (err) {
+    await engine.close()
+    throw err
+  }
+}
+
+/** Closes a table opened with {@link openWithHook} (it does not own its engine). */
+export async function closeHooked(table: DeltaTable): Promise<void> {
+  await table.engine.close()
+}
+
+/** Keys of the files the latest snapshot references: data files and their DV files. */
+export async function liveKeys(table: DeltaTable): Promise<string[]> {
+  const keys = new Set<string>()
+  for (const f of (await table.snapshot()).activeFiles()) {
+    keys.add(keyOf(f.path))
+    if (f.deletionVector !== undefined) {
+      const loc = resolveDvLocation(f.deletionVector)
+      if (loc.kind === 'relative') keys.add(loc.path)
+    }
+  }
+  return [...keys].sort()
 }

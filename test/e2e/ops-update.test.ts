@@ -14,6 +14,7 @@ import {
   addsOf,
   assertDuckDbReadsAdds,
   assertSameRows,
+  closeHooked,
   commitActions,
   commitInfoOf,
   createTestTable,
@@ -21,7 +22,9 @@ import {
   LAYOUTS,
   latestVersion,
   listDataFiles,
+  liveKeys,
   numRecords,
+  openWithHook,
   type Row,
   removesOf,
   scanRows,
@@ -337,6 +340,29 @@ describe('UPDATE in transactions', () => {
         t.rows.filter((r) => r.id !== 2n).map((r) => (r.id === 1n ? { ...r, name: 'x' } : r)),
       )
     } finally {
+      await t.cleanup()
+    }
+  })
+
+  it('deletes the files it wrote when its one-call commit loses a conflict', async () => {
+    const t = await createTestTable({ partitioned: false, dv: true }, BATCHES)
+    const table = await openWithHook(t.dir, 'rewrite', () => t.table.delete('id = 2'))
+    try {
+      const files = await listDataFiles(t.dir)
+      await assert.rejects(
+        () => table.update({ where: 'id = 1', set: { name: "'x'" } }),
+        (err) => isDeltaError(err) && err.code.startsWith('DELTA_CONCURRENT'),
+      )
+      const live = await liveKeys(t.table)
+      const added = (await listDataFiles(t.dir)).filter((k) => !files.includes(k))
+      assert.ok(added.length > 0, 'the winner wrote a DV file')
+      assert.deepEqual(
+        added.filter((k) => !live.includes(k)),
+        [],
+        'no image file of the loser is left',
+      )
+    } finally {
+      await closeHooked(table)
       await t.cleanup()
     }
   })

@@ -9,16 +9,15 @@ import { mkdir, mkdtemp, rm, utimes, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { describe, it } from 'node:test'
-import { resolveDvLocation } from '../../src/dv/index.js'
 import { isDeltaError } from '../../src/errors/index.js'
 import { DeltaTable } from '../../src/table/delta-table.js'
 import {
   assertSameRows,
   createTestTable,
-  keyOf,
   latestVersion,
   listDataFiles,
   listFiles,
+  liveKeys,
   type Row,
   scanRows,
   standardRow,
@@ -39,19 +38,6 @@ async function historyTable(): Promise<{ t: TestTable; versions: Row[][] }> {
   await t.table.optimize()
   versions.push(versions[4]!)
   return { t, versions }
-}
-
-/** Keys of the files the latest snapshot references (data files and their DV files). */
-async function liveKeys(t: TestTable): Promise<string[]> {
-  const keys: string[] = []
-  for (const f of (await t.table.snapshot()).activeFiles()) {
-    keys.push(keyOf(f.path))
-    if (f.deletionVector !== undefined) {
-      const loc = resolveDvLocation(f.deletionVector)
-      if (loc.kind === 'relative') keys.push(loc.path)
-    }
-  }
-  return keys.sort()
 }
 
 async function age(dir: string, key: string, hours: number): Promise<void> {
@@ -108,7 +94,7 @@ describe('VACUUM', () => {
     const { t } = await historyTable()
     try {
       const files = await listDataFiles(t.dir)
-      const live = await liveKeys(t)
+      const live = await liveKeys(t.table)
       const result = await t.table.vacuum({
         retentionHours: 0,
         enforceRetentionDuration: false,
@@ -132,7 +118,7 @@ describe('VACUUM', () => {
   it('with zero retention deletes them: the latest version reads, older ones do not', async () => {
     const { t, versions } = await historyTable()
     try {
-      const live = await liveKeys(t)
+      const live = await liveKeys(t.table)
       const result = await t.table.vacuum({ retentionHours: 0, enforceRetentionDuration: false })
       assert.ok(result.files.length > 0)
       assert.deepEqual(await listDataFiles(t.dir), live)
@@ -147,14 +133,14 @@ describe('VACUUM', () => {
     const t = await createTestTable({ partitioned: false, dv: true }, [A])
     try {
       await t.table.delete('id = 1')
-      const first = (await liveKeys(t)).find((k) => k.startsWith('deletion_vector_'))
+      const first = (await liveKeys(t.table)).find((k) => k.startsWith('deletion_vector_'))
       assert.ok(first)
       const none = await t.table.vacuum({ retentionHours: 0, enforceRetentionDuration: false })
       assert.deepEqual(none.files, [], 'the data file and its DV are live')
       await t.table.delete('id = 2')
       const result = await t.table.vacuum({ retentionHours: 0, enforceRetentionDuration: false })
       assert.deepEqual(result.files, [first], 'only the replaced DV file goes')
-      assert.deepEqual(await listDataFiles(t.dir), await liveKeys(t))
+      assert.deepEqual(await listDataFiles(t.dir), await liveKeys(t.table))
       assertSameRows(
         await scanRows(t.table),
         A.filter((r) => r.id !== 1n && r.id !== 2n),
