@@ -61,7 +61,8 @@ export function printCommit(
   }
   const rows: Array<[string, string]> = []
   for (const [k, v] of Object.entries(result.metrics)) rows.push([k, formatCount(Math.round(v))])
-  for (const [k, v] of Object.entries(extra)) rows.push([k, String(v)])
+  for (const [k, v] of Object.entries(extra))
+    rows.push([k, typeof v === 'number' ? formatCount(v) : String(v)])
   const width = Math.max(0, ...rows.map(([k]) => k.length))
   for (const [k, v] of rows) ctx.print(`  ${p.paint('dim', k.padEnd(width))}  ${v}`)
   for (const r of result.reconciliations) {

@@ -36,7 +36,7 @@ export function painterFor(stream: { isTTY?: boolean }, env: CliIo['env']): Pain
   const color = stream.isTTY === true && env.NO_COLOR === undefined && env.TERM !== 'dumb'
   return Object.freeze({
     color,
-    paint: (style: Style, text: string) => (color ? styleText(style, text) : text),
+    paint: (style: Style, text: string) => (color ? styleText(style, text, { validateStream: false }) : text),
   })
 }
 
