@@ -45,6 +45,8 @@ export type AttemptOutcome =
   | 'aborted'
   /** The idempotency marker showed the operation already landed (an earlier, killed or failed try). */
   | 'already-committed'
+  /** The transaction had nothing to commit (an OPTIMIZE with nothing to compact): no version. */
+  | 'no-op'
 
 /** One attempt of one operation: the JSON line the issue asks for. */
 export interface AttemptEvent {
@@ -61,6 +63,8 @@ export interface AttemptEvent {
   readonly outcome: AttemptOutcome
   /** The committed version (`committed`). */
   readonly version?: number | undefined
+  /** The commit's `commitInfo.txnId` (`committed`). */
+  readonly txnId?: string | undefined
   /** The error code (`aborted`). */
   readonly code?: string | undefined
   readonly message?: string | undefined

@@ -4,6 +4,7 @@
  * that the verifier can replay the same plan later from the log alone.
  */
 import { InvalidArgumentError } from '../errors/index.js'
+import type { CommitRetryPolicy } from '../txn/commit-options.js'
 
 /** What a writer process does in a loop. `mixed` draws one of the other kinds per operation. */
 export type WriterKind = 'append' | 'delete' | 'update' | 'merge' | 'optimize' | 'mixed'
@@ -91,6 +92,8 @@ export interface RaceOptions {
   readonly verify?: boolean | undefined
   /** A name for the run, used in the writers' application ids (default derived from the seed). */
   readonly runId?: string | undefined
+  /** The writers' commit retry policy (default: the engine's). */
+  readonly commitRetry?: Partial<CommitRetryPolicy> | undefined
 }
 
 /** One writer of a resolved configuration. */
@@ -122,6 +125,7 @@ export interface RaceConfig {
   readonly keysPerOp: number
   readonly appendRows: number
   readonly hotKeys: number
+  readonly commitRetry?: Partial<CommitRetryPolicy> | undefined
 }
 
 /** The mix `npm run demo` and the CLI use when none is given: seven writers of every kind. */
@@ -204,6 +208,7 @@ export function resolveRaceConfig(options: RaceOptions): RaceConfig {
     keysPerOp: positive('keysPerOp', options.keysPerOp ?? 8, 1),
     appendRows: positive('appendRows', options.appendRows ?? 50, 1),
     hotKeys: positive('hotKeys', options.hotKeys ?? 16, 1),
+    ...(options.commitRetry === undefined ? {} : { commitRetry: Object.freeze({ ...options.commitRetry }) }),
   })
 }
 

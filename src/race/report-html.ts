@@ -53,7 +53,7 @@ th:first-child, td:first-child, td.text { text-align: left; }
 .check.fail td { background: #fbe3e3; }
 svg text { font-size: 11px; fill: #333; }
 .attempt.committed { fill: #4caf50; } .attempt.aborted { fill: #e53935; }
-.attempt.already-committed { fill: #90a4ae; } .attempt.killed { fill: #6a1b9a; }
+.attempt.already-committed { fill: #90a4ae; } .attempt.no-op { fill: #cfd8dc; } .attempt.killed { fill: #6a1b9a; }
 .marker.abort { stroke: #b71c1c; stroke-width: 2; fill: none; }
 .marker.reconcile { fill: #1e88e5; stroke: #fff; stroke-width: 1; }
 .marker.kill { fill: #6a1b9a; }

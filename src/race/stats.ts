@@ -18,6 +18,8 @@ export interface WriterStats {
   readonly commits: number
   /** Tries that found their operation already committed by an earlier try. */
   readonly alreadyCommitted: number
+  /** Transactions with nothing to commit (OPTIMIZE with nothing to compact). */
+  readonly noOps: number
   readonly aborts: number
   readonly abortsByCode: Readonly<Record<string, number>>
   readonly reconciliations: number
@@ -43,7 +45,7 @@ export interface TimelineEntry {
   /** Offsets from the run's start, ms. */
   readonly start: number
   readonly end: number
-  readonly outcome: 'committed' | 'aborted' | 'already-committed' | 'killed'
+  readonly outcome: 'committed' | 'aborted' | 'already-committed' | 'no-op' | 'killed'
   readonly version?: number | undefined
   readonly code?: string | undefined
   readonly reconciliations: readonly string[]
@@ -139,6 +141,7 @@ function statsOf(
   const latencies: number[] = []
   let commits = 0
   let alreadyCommitted = 0
+  let noOps = 0
   let aborts = 0
   let reconciliations = 0
   let retries = 0
@@ -155,6 +158,8 @@ function statsOf(
       }
     } else if (a.outcome === 'already-committed') {
       alreadyCommitted++
+    } else if (a.outcome === 'no-op') {
+      noOps++
     } else {
       aborts++
       const code = a.code ?? 'UNKNOWN'
@@ -167,6 +172,7 @@ function statsOf(
     attempts: attempts.length,
     commits,
     alreadyCommitted,
+    noOps,
     aborts,
     abortsByCode,
     reconciliations,

@@ -8,7 +8,8 @@
  * (at sampled versions and the last one, and at every version around a mismatch, so that the
  * first divergence is found exactly), that no key is duplicated, that every acknowledged commit
  * is in the log at its version, that no operation landed twice, and that no operation reported
- * as a definite abort landed. It also explains every conflict abort by the winning operation.
+ * as a definite abort landed, and that every compacted source sits in its OPTIMIZE output exactly
+ * where its composition tags say. It also explains every conflict abort by the winning operation.
  */
 import { InvalidArgumentError, isDeltaError } from '../errors/index.js'
 import { parseCommitFile } from '../protocol/action-json.js'
@@ -18,6 +19,7 @@ import { type AttemptEvent, type RaceEvent, type RunEvent, readEvents } from './
 import { RaceModel } from './model.js'
 import type { RaceConfig } from './options.js'
 import { initialBatches, type PlannedOp, planOperation, type RaceRow, writerOfAppId } from './plan.js'
+import { checkCompactionOffsets } from './verify-compaction.js'
 
 /** Options of {@link verifyRace}. */
 export interface VerifyOptions {
@@ -151,6 +153,9 @@ interface LoggedCommit {
   readonly readVersion: number
   readonly isolationLevel: string | undefined
   readonly blindAppend: boolean
+  readonly txnId: string | undefined
+  /** Whether any file action changes data. */
+  readonly dataChange: boolean
   /** Race markers: (writer, seq). */
   readonly markers: ReadonlyArray<{ writer: number; seq: number }>
 }
@@ -198,13 +203,19 @@ async function verifyOpen(
   const opAt = new Map<number, PlannedOp>()
   let twice = 0
   let unknown = 0
+  const optimizeByTxnId = new Map<string, number>()
   for (const c of commits) {
+    if (c.markers.length === 0 && c.operation === 'OPTIMIZE' && !c.dataChange) {
+      // OPTIMIZE carries no marker; it changes no data, which the replay checks.
+      if (c.txnId !== undefined) optimizeByTxnId.set(c.txnId, c.version)
+      continue
+    }
     if (c.markers.length !== 1) {
       unknown++
       out.diverge({
         check: 'no-unknown-commits',
         version: c.version,
-        message: `version ${c.version} (${c.operation ?? 'no operation'}) carries ${c.markers.length} race markers; every race commit carries exactly one`,
+        message: `version ${c.version} (${c.operation ?? 'no operation'}) carries ${c.markers.length} race markers; every race commit but a data-preserving OPTIMIZE carries exactly one`,
       })
       continue
     }
@@ -236,7 +247,11 @@ async function verifyOpen(
     bySeq.set(key, c.version)
     opAt.set(c.version, planOperation(config, spec, m.seq))
   }
-  out.add('no-unknown-commits', unknown === 0, `${unknown} commits without exactly one known race marker`)
+  out.add(
+    'no-unknown-commits',
+    unknown === 0,
+    `${unknown} commits that are neither a data-preserving OPTIMIZE nor carry exactly one known race marker`,
+  )
   out.add('applied-at-most-once', twice === 0, `${twice} operations landed more than once`)
 
   // Acknowledged commits are in the log, at the version their writer was told.
@@ -246,7 +261,12 @@ async function verifyOpen(
   for (const a of attempts) {
     if (a.outcome === 'committed') {
       acknowledged++
-      const at = bySeq.get(`${a.writer}:${a.seq}`)
+      const at =
+        a.kind === 'optimize'
+          ? a.txnId === undefined
+            ? undefined
+            : optimizeByTxnId.get(a.txnId)
+          : bySeq.get(`${a.writer}:${a.seq}`)
       if (at !== a.version) {
         lost++
         out.diverge({
@@ -321,8 +341,26 @@ async function verifyOpen(
   out.add(
     'content-matches-serial-replay',
     first.contentMismatch === undefined,
-    first.contentMismatch ??
-      `${contentChecks} versions hold exactly the rows of the replay in commit order (${config.isolation})`,
+    first.contentMismatch === undefined
+      ? `${contentChecks} versions hold exactly the rows of the replay in commit order (${config.isolation})`
+      : (divergence?.message ?? first.contentMismatch),
+  )
+
+  const optimizeVersions = commits.filter((c) => c.operation === 'OPTIMIZE').map((c) => c.version)
+  const compaction = await checkCompactionOffsets(table, optimizeVersions)
+  if (compaction.mismatch !== undefined) {
+    out.diverge({
+      check: 'compaction-offsets-exact',
+      version: compaction.mismatch.version,
+      kind: 'optimize',
+      message: compaction.mismatch.message,
+    })
+  }
+  out.add(
+    'compaction-offsets-exact',
+    compaction.mismatch === undefined,
+    compaction.mismatch?.message ??
+      `${compaction.sources} compacted sources of ${optimizeVersions.length} OPTIMIZE commits sit exactly at their tagged offsets`,
   )
 
   const abortDetails = explainAborts(attempts, opAt, config)
@@ -336,7 +374,7 @@ async function verifyOpen(
     runId: config.runId,
     initialVersion: header.initialVersion,
     latestVersion: latest,
-    committedOps: bySeq.size,
+    committedOps: bySeq.size + optimizeByTxnId.size,
     acknowledged,
     landedUnacknowledged,
     finalRows: first.finalRows,
@@ -365,10 +403,13 @@ async function readLog(table: DeltaTable, runId: string, initialVersion: number)
       path: key,
       version: BigInt(v),
     })
-    let info: LoggedCommit | undefined
+    let info: Omit<LoggedCommit, 'dataChange'> | undefined
+    let dataChange = false
     const markers: Array<{ writer: number; seq: number }> = []
     for (const a of actions) {
-      if ('txn' in a) {
+      if ('add' in a) dataChange ||= a.add.dataChange
+      else if ('remove' in a) dataChange ||= a.remove.dataChange
+      else if ('txn' in a) {
         const writer = writerOfAppId(runId, a.txn.appId)
         if (writer !== undefined) markers.push({ writer, seq: Number(a.txn.version) })
       } else if ('commitInfo' in a) {
@@ -378,20 +419,23 @@ async function readLog(table: DeltaTable, runId: string, initialVersion: number)
           readVersion: a.commitInfo.readVersion === undefined ? v - 1 : Number(a.commitInfo.readVersion),
           isolationLevel: a.commitInfo.isolationLevel,
           blindAppend: a.commitInfo.isBlindAppend === true,
+          txnId: a.commitInfo.txnId,
           markers,
         }
       }
     }
-    out.push(
-      info ?? {
+    out.push({
+      ...(info ?? {
         version: v,
         operation: undefined,
         readVersion: v - 1,
         isolationLevel: undefined,
         blindAppend: false,
+        txnId: undefined,
         markers,
-      },
-    )
+      }),
+      dataChange,
+    })
   }
   return out
 }
@@ -438,7 +482,11 @@ async function replay(
   if (initial !== undefined) {
     r.duplicates += initial.duplicates
     r.contentMismatch = initial.message
-    r.divergence = { check: 'content-matches-serial-replay', ...at(undefined, initialVersion), ...initial }
+    r.divergence = {
+      check: 'content-matches-serial-replay',
+      ...at(undefined, initialVersion),
+      ...divergenceOf(initial),
+    }
     return r
   }
   for (const [i, c] of commits.entries()) {
@@ -472,7 +520,7 @@ async function replay(
       if (diff !== undefined) {
         r.duplicates += diff.duplicates
         r.contentMismatch = diff.message
-        r.divergence = { check: 'content-matches-serial-replay', ...at(c, c.version), ...diff }
+        r.divergence = { check: 'content-matches-serial-replay', ...at(c, c.version), ...divergenceOf(diff) }
         return r
       }
       r.lastGoodContent = c.version
@@ -538,6 +586,10 @@ async function contentDiff(
     message: `version ${version}, key ${firstBad.key}: the table has ${text(firstBad.actual)}, the serial replay has ${text(firstBad.expected)}`,
     duplicates: 0,
   }
+}
+
+function divergenceOf(d: ContentDiff): Pick<Divergence, 'key' | 'expected' | 'actual' | 'message'> {
+  return { key: d.key, expected: d.expected, actual: d.actual, message: d.message }
 }
 
 function text(row: RaceRow | undefined): string {
@@ -608,7 +660,7 @@ function explainAborts(
     const loser = spec === undefined ? undefined : planOperation(config, spec, a.seq)
     const winner = a.winnerVersion === undefined ? undefined : opAt.get(a.winnerVersion)
     const shared = sharedKeys(loser, winner)
-    const optimize = loser?.kind === 'optimize' || winner?.kind === 'optimize'
+    const optimize = loser?.kind === 'optimize' || a.winnerOperation === 'OPTIMIZE'
     out.push({
       writer: a.writer,
       seq: a.seq,
@@ -616,7 +668,7 @@ function explainAborts(
       code: a.code ?? '',
       winnerVersion: a.winnerVersion,
       winnerWriter: winner?.writer,
-      winnerKind: winner?.kind,
+      winnerKind: winner?.kind ?? a.winnerOperation?.toLowerCase(),
       sharedKeys: shared,
       class: shared.length > 0 ? 'genuine' : optimize ? 'optimize' : 'no-shared-key',
       reconcileRefused: a.reconcileRefused,

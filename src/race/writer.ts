@@ -2,7 +2,8 @@
  * One writer of a race, running in its own OS process: it loops over its planned operations,
  * one transaction each, until the deadline or its operation budget, and logs every attempt.
  *
- * Every transaction carries the idempotency marker `txn(<run>-w<writer>, <seq>)`. A writer that
+ * Every data-changing transaction carries the idempotency marker `txn(<run>-w<writer>, <seq>)`
+ * (OPTIMIZE, which changes no data, carries none and is recognised by its txnId). A writer that
  * starts again after being killed resumes at the operation it was running, and the marker in
  * its new read snapshot tells whether that operation landed before the kill, so no operation is
  * ever applied twice. Storage failures are logged as aborts; an operation whose outcome a storage
@@ -125,7 +126,9 @@ async function runAttempt(a: AttemptContext): Promise<'done' | 'retry'> {
   try {
     const txn: RaceTransaction = await a.table.begin({ isolationLevel: task.config.isolation })
     readVersion = Number(txn.readVersion)
-    const recorded = txn.setTransaction(a.appId, op.seq)
+    // OPTIMIZE moves no logical row, so running it twice is harmless and it carries no marker,
+    // as in Delta, where maintenance commits never do.
+    const recorded = op.kind === 'optimize' ? undefined : txn.setTransaction(a.appId, op.seq)
     if (recorded !== undefined && recorded >= BigInt(op.seq)) {
       sink.write({
         ...base,
@@ -149,8 +152,9 @@ async function runAttempt(a: AttemptContext): Promise<'done' | 'retry'> {
       ...base,
       t: Date.now(),
       readVersion,
-      outcome: 'committed',
-      version: Number(result.version),
+      outcome: result.committed ? 'committed' : 'no-op',
+      version: result.committed ? Number(result.version) : undefined,
+      txnId: result.txnId,
       attempts: result.attempts,
       reconciliations: result.reconciliations.map((r) => ({
         kind: r.kind,
@@ -249,7 +253,11 @@ function killSelf(): never {
 async function openWithRetries(config: RaceConfig, store: KillSwitchStore): Promise<DeltaTable> {
   for (let i = 0; ; i++) {
     try {
-      return await DeltaTable.open(config.location, { storage: store, conflicts: config.conflicts })
+      return await DeltaTable.open(config.location, {
+        storage: store,
+        conflicts: config.conflicts,
+        ...(config.commitRetry === undefined ? {} : { retry: config.commitRetry }),
+      })
     } catch (err) {
       // Injected read faults can hit the first snapshot too; anything else is fatal.
       if (!(err instanceof StorageError) || i >= 20) throw err
