@@ -7,6 +7,8 @@ import { DuckDbDataPlane } from './duckdb-data-plane.js'
 import { DuckDbMergeExecutor } from './duckdb-merge.js'
 import { DuckDbRuntime } from './duckdb-runtime.js'
 import { DuckDbWriter } from './duckdb-writer.js'
+import { withStagingCache } from './staging.js'
+import { createStagingCache } from './staging-cache.js'
 
 /** Options of {@link createDefaultEngine}. */
 export interface DefaultEngineOptions {
@@ -14,24 +16,36 @@ export interface DefaultEngineOptions {
   readonly scratchDir?: string
   /** DuckDB worker threads; defaults to the number of cores. */
   readonly threads?: number
+  /**
+   * Directory of the staging cache for remote objects, which processes may share; defaults to
+   * `delta-rlc-cache-<uid>` under the OS temp dir.
+   */
+  readonly cacheDir?: string
+  /** Size bound of the staging cache in bytes (default 1 GiB); 0 stages a private copy per read. */
+  readonly cacheMaxBytes?: number
 }
 
 /**
  * The default engine: the given store for bytes, DuckDB for everything Parquet.
  *
  * @param storage - the table's store
- * @param options - scratch directory and DuckDB threads
+ * @param options - scratch directory, DuckDB threads, staging cache
  * @returns an engine; call `close()` when done with it
+ * @throws {InvalidArgumentError} for a negative `cacheMaxBytes` or an empty `cacheDir`
  */
 export function createDefaultEngine(storage: ObjectStore, options: DefaultEngineOptions = {}): Engine {
   const duck = new DuckDbRuntime(options.threads)
   const scratchDir = options.scratchDir ?? join(tmpdir(), 'delta-rlc-scratch')
+  const staged = withStagingCache(
+    storage,
+    createStagingCache({ dir: options.cacheDir, maxBytes: options.cacheMaxBytes }),
+  )
   return Object.freeze({
     storage,
-    parquet: new DuckDbParquetHandler(storage, duck, scratchDir),
-    data: new DuckDbDataPlane(storage, duck, scratchDir),
-    writer: new DuckDbWriter(storage, duck, scratchDir),
-    merge: new DuckDbMergeExecutor(storage, duck, scratchDir),
+    parquet: new DuckDbParquetHandler(staged, duck, scratchDir),
+    data: new DuckDbDataPlane(staged, duck, scratchDir),
+    writer: new DuckDbWriter(staged, duck, scratchDir),
+    merge: new DuckDbMergeExecutor(staged, duck, scratchDir),
     close: () => duck.close(),
   })
 }
