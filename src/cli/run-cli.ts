@@ -17,6 +17,7 @@ import { describeCommand } from './commands/describe.js'
 import { historyCommand } from './commands/history.js'
 import { mergeCommand } from './commands/merge.js'
 import { optimizeCommand } from './commands/optimize.js'
+import { raceCommand } from './commands/race.js'
 import { scanCommand } from './commands/scan.js'
 import { sqlCommand } from './commands/sql.js'
 import { updateCommand } from './commands/update.js'
@@ -38,6 +39,7 @@ export const COMMANDS: readonly Command[] = Object.freeze([
   describeCommand,
   checkpointCommand,
   sqlCommand,
+  raceCommand,
   demoCommand,
 ])
 

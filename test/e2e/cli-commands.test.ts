@@ -490,6 +490,7 @@ describe('delta-rlc --help', () => {
     'describe',
     'checkpoint',
     'sql',
+    'race',
     'demo',
   ]
   it('lists every command in the main help', async () => {
@@ -519,6 +520,37 @@ describe('delta-rlc demo', () => {
         ['row-level', 3n, 0n, 2991n],
       ],
     )
+  })
+})
+
+describe('delta-rlc race', () => {
+  it('races writer processes on a new table and passes the verifier', async () => {
+    const dir = join(work, 'race')
+    const report = await cliJson([
+      'race',
+      dir,
+      '--duration',
+      '2',
+      '--rows',
+      '1000',
+      '--writers',
+      'delete=2,append=1',
+      '--seed',
+      '7',
+    ])
+    assert.equal(report.ok, true)
+    const run = (report.runs as Array<Record<string, unknown>>)[0] as Record<string, unknown>
+    assert.equal((run.verify as { ok: boolean }).ok, true)
+    assert.ok(existsSync(join(`${dir}.race`, 'report.html')))
+    const again = await cli(['race', dir, '--verify-events', String(run.eventsPath)])
+    assert.equal(again.code, 0, again.stderr)
+    assert.match(again.stdout, /^PASS: \d+ committed operations replayed/)
+  })
+
+  it('rejects an unknown writer kind with exit status 3', async () => {
+    const r = await cli(['race', join(work, 'race-bad'), '--writers', 'teleport=1'])
+    assert.equal(r.code, 3)
+    assert.match(r.stderr, /Unknown writer kind 'teleport'/)
   })
 })
 
