@@ -4,6 +4,9 @@
  * The package root exports the public surface; see the README for a quickstart.
  */
 
+export type { ConflictFlags } from './conflict/flags.js'
+export { CONFLICT_FLAG_KEYS, parseConflictFlags } from './conflict/flags.js'
+export type { Reconciliation, ReconciliationKind } from './conflict/reconciliation.js'
 export type {
   ColumnSpec,
   DataFileRef,
@@ -16,7 +19,19 @@ export type {
 export { createDefaultEngine, type DefaultEngineOptions } from './engine-default/default-engine.js'
 export * from './errors/index.js'
 export type { Expression } from './expressions/ast.js'
-export { parsePredicate } from './expressions/parse-predicate.js'
+export { parseExpression, parsePredicate } from './expressions/parse-predicate.js'
+export type { AppendOptions } from './ops/append.js'
+export type {
+  MergeAssignments,
+  MergeDeleteAction,
+  MergeInsertAction,
+  MergeMatchedAction,
+  MergeOptions,
+  MergeUpdateAction,
+} from './ops/merge-clauses.js'
+export type { OptimizeOptions } from './ops/optimize.js'
+export type { UpdateOptions } from './ops/update.js'
+export type { VacuumOptions, VacuumResult } from './ops/vacuum.js'
 export type {
   Action,
   AddFile,
@@ -34,7 +49,21 @@ export { type Row, type ScanOptions, TableScan } from './scan/table-scan.js'
 export type { LoadSnapshotOptions } from './snapshot/load-snapshot.js'
 export { Snapshot } from './snapshot/snapshot.js'
 export type { CheckpointResult } from './snapshot/write-checkpoint.js'
-export { createLocalStore, createMemoryStore, openStore } from './storage/index.js'
+export {
+  type AzureStoreOptions,
+  createAzureStore,
+  createFaultyStore,
+  createLocalStore,
+  createMemoryStore,
+  createS3Store,
+  type FaultPlan,
+  type FaultRule,
+  type FaultyStore,
+  type OpenStoreOptions,
+  openStore,
+  type RetryOptions,
+  type S3StoreOptions,
+} from './storage/index.js'
 export type {
   ByteRange,
   FileMeta,
@@ -42,5 +71,9 @@ export type {
   PutOptions,
   StoreCallOptions,
 } from './storage/object-store.js'
+export type { CreateOptions } from './table/create-table.js'
 export { DeltaTable, type HistoryEntry, type OpenOptions } from './table/delta-table.js'
 export { createSnapshotView, type SnapshotView, type SnapshotViewOptions } from './table/sql-view.js'
+export type { CommitRetryPolicy } from './txn/commit-options.js'
+export type { CommitResult } from './txn/commit-result.js'
+export { type BeginOptions, Transaction } from './txn/transaction.js'
