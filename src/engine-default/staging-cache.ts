@@ -303,12 +303,16 @@ class StagingCacheImpl implements StagingCache {
       // than download it twice.
       const inFlight = pinned ? undefined : state.fills.get(name)
       if (inFlight !== undefined) {
-        await inFlight.catch(() => {})
+        await inFlight
         pinned = await pinEntry(entry, pin, meta.size)
       }
       if (!pinned) {
         const fill = this.#fill(store, meta, entry, pin, signal)
-        const shared = fill.then(() => {})
+        // Followers only wait for the end of the download; its failure is this acquisition's.
+        const shared = fill.then(
+          () => {},
+          () => {},
+        )
         state.fills.set(name, shared)
         try {
           await fill
