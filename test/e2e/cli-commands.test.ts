@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict'
 import { spawn, spawnSync } from 'node:child_process'
-import { existsSync, mkdirSync, rmSync, statSync } from 'node:fs'
+import { existsSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs'
 import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
@@ -36,6 +36,8 @@ async function buildCli(): Promise<void> {
     }
   }
   try {
+    // Another test file may have just built it: skip when dist is newer than every source file.
+    if (existsSync(CLI) && statSync(CLI).mtimeMs > newestSource(join(repoRoot, 'src'))) return
     const started = Date.now()
     // tsc emits even when unrelated files have type errors; the CLI only needs its own output.
     const r = spawnSync(
@@ -52,6 +54,15 @@ async function buildCli(): Promise<void> {
   } finally {
     rmSync(lock, { recursive: true, force: true })
   }
+}
+
+function newestSource(dir: string): number {
+  let newest = 0
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    const p = join(dir, e.name)
+    newest = Math.max(newest, e.isDirectory() ? newestSource(p) : statSync(p).mtimeMs)
+  }
+  return newest
 }
 
 interface Run {

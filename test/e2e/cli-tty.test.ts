@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict'
 import { spawnSync } from 'node:child_process'
-import { existsSync, mkdirSync, rmSync, statSync } from 'node:fs'
+import { existsSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs'
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
@@ -33,6 +33,8 @@ async function buildCli(): Promise<void> {
     }
   }
   try {
+    // Another test file may have just built it: skip when dist is newer than every source file.
+    if (existsSync(CLI) && statSync(CLI).mtimeMs > newestSource(join(repoRoot, 'src'))) return
     const started = Date.now()
     const r = spawnSync(
       process.execPath,
@@ -50,6 +52,15 @@ async function buildCli(): Promise<void> {
 }
 
 let panes = 0
+
+function newestSource(dir: string): number {
+  let newest = 0
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    const p = join(dir, e.name)
+    newest = Math.max(newest, e.isDirectory() ? newestSource(p) : statSync(p).mtimeMs)
+  }
+  return newest
+}
 
 function tmux(socket: string, ...args: string[]): string {
   const r = spawnSync('tmux', ['-L', socket, ...args], { encoding: 'utf8' })
