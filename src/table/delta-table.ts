@@ -2,6 +2,7 @@ import { type ConflictFlags, parseConflictFlags } from '../conflict/flags.js'
 import type { Engine } from '../engine/engine.js'
 import { createDefaultEngine } from '../engine-default/default-engine.js'
 import { ConcurrentModificationError, FileNotFoundError, InvalidArgumentError } from '../errors/index.js'
+import { monotonicCommitTimestamps } from '../log/log-segment.js'
 import { fileActionKey } from '../log/replay.js'
 import type { AppendOptions } from '../ops/append.js'
 import { deleteQuietly, type WritingOperation } from '../ops/dml-support.js'
@@ -50,7 +51,10 @@ export interface OpenOptions {
 /** One entry of {@link DeltaTable.history}. */
 export interface HistoryEntry {
   readonly version: Version
-  /** Commit time, ms since the epoch (in-commit timestamp, else commitInfo.timestamp, else file time). */
+  /**
+   * Commit time, ms since the epoch: the in-commit timestamp when the table has them, else the
+   * commit file's time (made strictly increasing, as time travel by timestamp uses it).
+   */
   readonly timestamp: number
   readonly operation: string | undefined
   readonly commitInfo: CommitInfo | undefined
@@ -335,6 +339,13 @@ export class DeltaTable {
       if (name?.type === 'commit')
         commits.push({ version: name.version, key: f.key, lastModified: f.lastModified })
     }
+    // Time travel by timestamp resolves against commit file times made strictly increasing;
+    // history reports the same times, so a timestamp read here travels back to its version.
+    const fileTimes = new Map(
+      monotonicCommitTimestamps(commits.map((c) => ({ version: c.version, timestamp: c.lastModified }))).map(
+        (t) => [t.version, Number(t.timestamp)],
+      ),
+    )
     commits.sort((a, b) => (a.version < b.version ? 1 : a.version > b.version ? -1 : 0))
     const wanted = options.limit === undefined ? commits : commits.slice(0, Math.max(0, options.limit))
     return mapLimit(wanted, 16, async (c) => {
@@ -348,10 +359,10 @@ export class DeltaTable {
       } catch (err) {
         if (!(err instanceof FileNotFoundError)) throw err
       }
-      const ts = info?.inCommitTimestamp ?? info?.timestamp
+      const ict = info?.inCommitTimestamp
       return Object.freeze({
         version: c.version,
-        timestamp: ts === undefined ? c.lastModified : Number(ts),
+        timestamp: ict === undefined ? (fileTimes.get(c.version) ?? c.lastModified) : Number(ict),
         operation: info?.operation,
         commitInfo: info,
       })

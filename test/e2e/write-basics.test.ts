@@ -247,3 +247,22 @@ describe('commit loop', () => {
     }
   })
 })
+
+describe('history and time travel agree', () => {
+  it('a timestamp from history travels back to that version', async () => {
+    const dir = await tempDir()
+    const table = await DeltaTable.create(dir, { schema: 'id long, name string, part int' })
+    try {
+      for (let i = 0; i < 3; i++) await table.append(rowsOf([i]))
+      const history = await table.history()
+      assert.deepEqual(
+        history.map((h) => h.version),
+        [3n, 2n, 1n, 0n],
+      )
+      for (const h of history)
+        assert.equal((await table.snapshot({ timestamp: h.timestamp })).version, h.version)
+    } finally {
+      await table.close()
+    }
+  })
+})
