@@ -63,7 +63,13 @@ const MIXED_WEIGHTS: ReadonlyArray<readonly [Exclude<OpKind, never>, number]> = 
   ['optimize', 1],
 ]
 
-/** The application id a writer's commits carry in their `txn` action. */
+/**
+ * The application id a writer's commits carry in their `txn` action.
+ *
+ * @param runId - the run
+ * @param writer - the writer index
+ * @returns `<runId>-w<writer>`
+ */
 export function appIdOf(runId: string, writer: number): string {
   return `${runId}-w${writer}`
 }
@@ -88,6 +94,7 @@ export function writerOfAppId(runId: string, appId: string): number | undefined 
  * @param writer - writer index
  * @param seq - sequence number
  * @param index - position in the operation
+ * @returns the key
  */
 export function freshKey(writer: number, seq: number, index: number): number {
   return FRESH_BASE + writer * WRITER_STRIDE + seq * SEQ_STRIDE + index
@@ -157,7 +164,12 @@ export function planOperation(config: RaceConfig, writer: WriterSpec, seq: numbe
   }
 }
 
-/** How many fresh keys a MERGE of this configuration inserts. */
+/**
+ * How many fresh keys a MERGE of this configuration inserts.
+ *
+ * @param config - the race
+ * @returns at least 1
+ */
 export function mergeInsertCount(config: RaceConfig): number {
   return Math.max(1, Math.floor(config.keysPerOp / 4))
 }
