@@ -24,7 +24,13 @@ import {
 } from '../protocol/partition-values.js'
 import { type DataType, decimalParts, type PrimitiveType } from '../protocol/schema.js'
 import type { ObjectStore } from '../storage/object-store.js'
-import { isPlainObject, RowValueConverter, toPartitionInput, unknownColumn } from './duckdb-row-appender.js'
+import {
+  appendIndexedPositions,
+  isPlainObject,
+  RowValueConverter,
+  toPartitionInput,
+  unknownColumn,
+} from './duckdb-row-appender.js'
 import { type DuckDbRuntime, sqlIdent, sqlString } from './duckdb-runtime.js'
 import { duckType } from './duckdb-types.js'
 import { toJsValue } from './duckdb-values.js'
@@ -315,15 +321,10 @@ class WriteJob {
 
     await this.con.run('CREATE OR REPLACE TEMP TABLE w_dv (__idx INTEGER, __pos BIGINT)')
     const appender = await this.con.createAppender('w_dv', 'main', 'temp')
-    sources.forEach((f, i) => {
-      const rows = f.deletedRows
-      if (rows === undefined) return
-      for (let k = 0; k < rows.length; k++) {
-        appender.appendInteger(i)
-        appender.appendBigInt(BigInt(rows[k] as number))
-        appender.endRow()
-      }
-    })
+    appendIndexedPositions(
+      appender,
+      sources.map((f, i) => ({ index: i, positions: f.deletedRows })),
+    )
     appender.closeSync()
 
     const scan =
@@ -354,13 +355,10 @@ class WriteJob {
   ): Promise<void> {
     await this.con.run(`CREATE OR REPLACE TEMP TABLE ${table} (__idx INTEGER, __pos BIGINT)`)
     const appender = await this.con.createAppender(table, 'main', 'temp')
-    sources.forEach((f, i) => {
-      for (const p of positions.get(f.key) ?? []) {
-        appender.appendInteger(i)
-        appender.appendBigInt(BigInt(p))
-        appender.endRow()
-      }
-    })
+    appendIndexedPositions(
+      appender,
+      sources.map((f, i) => ({ index: i, positions: positions.get(f.key) })),
+    )
     appender.closeSync()
   }
 
@@ -423,7 +421,14 @@ class WriteJob {
         `compaction wrote ${written.length} file(s) with ${rows} rows where one file with ${offset} rows was planned`,
       )
     }
-    const [file] = await this.#finish([{ localPath: (written[0] as { path: string }).path, partitionValues }])
+    const outputPath = (written[0] as { path: string }).path
+    await verifyCompactionOrder(
+      this.con,
+      `SELECT __idx AS __i, __frn AS __f, ${dataSelectList(this.layout)} FROM (${rel})`,
+      outputPath,
+      compacted,
+    )
+    const [file] = await this.#finish([{ localPath: outputPath, partitionValues }])
     if (file === undefined || file.numRecords !== offset) {
       throw new InternalError(`compacted file holds ${file?.numRecords} rows, ${offset} were planned`)
     }
@@ -826,4 +831,64 @@ function wrap(err: unknown, what: string): unknown {
   if (isDeltaError(err) || (err instanceof Error && err.name === 'AbortError')) return err
   const msg = err instanceof Error ? err.message : String(err)
   return new StorageError(`Data ${what} failed: ${msg}`, { cause: err })
+}
+
+/**
+ * Reads a compacted file back and proves, per source, that the source's live rows sit at its
+ * planned offset in file_row_number order: an order-sensitive fingerprint (a row hash weighted by
+ * rank) of each source's rows must equal that of its range in the output. The composition tags
+ * OPTIMIZE writes rely on these offsets, and a wrong offset would make a later reconciliation
+ * delete the wrong rows, so the order is checked, not assumed.
+ *
+ * @param con - a DuckDB connection
+ * @param sourceRows - SQL relation of the sources' live rows: `__i` (source index), `__f`
+ *   (file_row_number in the source), then the data columns exactly as written
+ * @param outputPath - the local output Parquet file
+ * @param sources - each source's planned offset and live row count, by source index
+ * @throws {InternalError} when any source's rows are not exactly at their offset
+ */
+export async function verifyCompactionOrder(
+  con: DuckDBConnection,
+  sourceRows: string,
+  outputPath: string,
+  sources: readonly Pick<CompactedSource, 'key' | 'rowOffsetInTarget' | 'rowCount'>[],
+): Promise<void> {
+  // Each row set has columns i (source index), h (row hash) and rk (1-based rank in the source).
+  const fingerprint = (rows: string) =>
+    `SELECT i, count(*) AS n, sum(h::HUGEINT * rk) AS fp FROM (${rows}) GROUP BY i`
+  const hashed = `SELECT __i, __f, hash(struct_pack(*COLUMNS(* EXCLUDE (__i, __f)))) AS h FROM (${sourceRows})`
+  const ranges = sources
+    .map((s, i) => [i, s] as const)
+    .filter(([, s]) => s.rowCount > 0)
+    .map(([i, s]) => `(${i}, ${s.rowOffsetInTarget}, ${s.rowCount})`)
+  if (ranges.length === 0) return
+  const output =
+    `SELECT __f, hash(struct_pack(*COLUMNS(* EXCLUDE (__f)))) AS h FROM (SELECT file_row_number AS __f, * EXCLUDE (file_row_number) ` +
+    `FROM read_parquet(${sqlString(outputPath)}, file_row_number = true, hive_partitioning = false))`
+  const read = async (sql: string) =>
+    new Map(
+      (await con.runAndReadAll(sql))
+        .getRows()
+        .map((r) => [Number(r[0]), `${String(r[1])}/${String(r[2])}`] as const),
+    )
+  const expected = await read(
+    fingerprint(
+      `SELECT __i AS i, h, row_number() OVER (PARTITION BY __i ORDER BY __f) AS rk FROM (${hashed})`,
+    ),
+  )
+  const actual = await read(
+    fingerprint(
+      `SELECT r.i AS i, o.h, o.__f - r.s + 1 AS rk FROM (${output}) o JOIN (VALUES ${ranges.join(', ')}) r(i, s, n) ` +
+        'ON o.__f >= r.s AND o.__f < r.s + r.n',
+    ),
+  )
+  for (const [i, s] of sources.entries()) {
+    if (s.rowCount === 0) continue
+    const want = expected.get(i)
+    if (want === undefined || want !== actual.get(i)) {
+      throw new InternalError(
+        `compaction output does not hold source ${s.key} at rows ${s.rowOffsetInTarget}..${s.rowOffsetInTarget + s.rowCount - 1} in order`,
+      )
+    }
+  }
 }
