@@ -2,9 +2,9 @@
 export interface CommitRetryPolicy {
   /** Put attempts before `MaxCommitRetriesError` (default 100). */
   readonly maxAttempts: number
-  /** First backoff after a lost race, ms (default 5); doubles per attempt with full jitter. */
+  /** First backoff after a lost race, ms (default 2); doubles per attempt with full jitter. */
   readonly baseDelayMs: number
-  /** Backoff ceiling, ms (default 1000). */
+  /** Backoff ceiling, ms (default 100: the winners are already checked, so a long wait only lets others overtake). */
   readonly maxDelayMs: number
 }
 
