@@ -9,6 +9,7 @@ import { scanBenchmarks } from './scan.bench.js'
 const quick = process.argv.includes('--quick')
 const only = process.argv.find((a) => a.startsWith('--only='))?.slice('--only='.length)
 const suites: Array<[string, (quick: boolean) => Promise<BenchResult[]>]> = [['scan', scanBenchmarks]]
+suites.push(['conflict', (q) => import('./conflict.bench.js').then((m) => m.conflictBenchmarks(q))])
 
 const results: BenchResult[] = []
 for (const [name, run] of suites) {
