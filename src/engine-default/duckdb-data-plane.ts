@@ -4,6 +4,7 @@ import { InvalidArgumentError, isDeltaError, StorageError } from '../errors/inde
 import type { Expression } from '../expressions/ast.js'
 import { renderDuckDbSql } from '../expressions/render-duckdb.js'
 import type { ObjectStore } from '../storage/object-store.js'
+import { appendIndexedPositions } from './duckdb-row-appender.js'
 import { type DuckDbRuntime, sqlIdent, sqlString } from './duckdb-runtime.js'
 import { duckType, isPrimitive } from './duckdb-types.js'
 import { toJsValue } from './duckdb-values.js'
@@ -146,18 +147,20 @@ export class DuckDbDataPlane implements DataPlane {
         .map((f, i) => [f, i] as const)
         .filter(([f]) => (f.deletedRows?.length ?? 0) > 0)
       if (withDv.length > 0) {
-        await con.run(`CREATE TEMP TABLE delta_dv (file VARCHAR, pos BIGINT)`)
-        const appender = await con.createAppender('delta_dv', 'main', 'temp')
-        for (const [f, i] of withDv) {
-          const path = paths[i] as string
-          const rows = f.deletedRows as ArrayLike<number>
-          for (let k = 0; k < rows.length; k++) {
-            appender.appendVarchar(path)
-            appender.appendBigInt(BigInt(rows[k] as number))
-            appender.endRow()
-          }
-        }
+        // Positions go in by file number (whole data chunks of integers); DuckDB then joins
+        // the file names in, which is far cheaper than a string per deleted row from here.
+        await con.run(`CREATE TEMP TABLE delta_dv_pos (fidx INTEGER, pos BIGINT)`)
+        const appender = await con.createAppender('delta_dv_pos', 'main', 'temp')
+        appendIndexedPositions(
+          appender,
+          withDv.map(([f, i]) => ({ index: i, positions: f.deletedRows })),
+        )
         appender.closeSync()
+        const names = withDv.map(([, i]) => `(${i}, ${sqlString(paths[i] as string)})`)
+        await con.run(
+          `CREATE TEMP TABLE delta_dv AS SELECT n.file, p.pos FROM delta_dv_pos p ` +
+            `JOIN (VALUES ${names.join(', ')}) n(fidx, file) ON p.fidx = n.fidx`,
+        )
         from += ` ANTI JOIN delta_dv ON d.${FILE_COL} = delta_dv.file AND d.${ROW_COL} = delta_dv.pos`
       }
 
