@@ -37,18 +37,33 @@ process.once('exit', () => {
  * @param dir - the data directory, reused across restarts
  * @returns the running server
  */
-export async function startPersistentAzurite(dir: string): Promise<PersistentServer> {
+export function startPersistentAzurite(dir: string): Promise<PersistentServer> {
+  return startAzuriteProcess(['--location', dir], '127.0.0.1')
+}
+
+/**
+ * Starts Azurite's blob service in memory on a free port of `host`, an address of this machine
+ * (such as the host end of a veth link).
+ *
+ * @param host - the address to listen on
+ * @returns the running server
+ */
+export function startAzuriteOn(host: string): Promise<PersistentServer> {
+  return startAzuriteProcess(['--inMemoryPersistence'], host)
+}
+
+async function startAzuriteProcess(storage: readonly string[], host: string): Promise<PersistentServer> {
   const watchdog = [
     "process.on('disconnect', () => process.exit(0))",
     `process.argv.splice(1, 0, ${JSON.stringify(AZURITE_MAIN)})`,
     `require(${JSON.stringify(AZURITE_MAIN)})`,
   ].join(';')
-  const args = ['--blobHost', '127.0.0.1', '--blobPort', '0', '--location', dir]
+  const args = ['--blobHost', host, '--blobPort', '0', ...storage]
   const flags = ['--silent', '--skipApiVersionCheck', '--loose', '--disableTelemetry']
   const server = await start(
     'Azurite',
     ['-e', watchdog, '--', ...args, ...flags],
-    /successfully listens on (http:\/\/127\.0\.0\.1:\d+)/,
+    /successfully listens on (http:\/\/[0-9.]+:\d+)/,
     {},
     'SIGTERM',
   )
