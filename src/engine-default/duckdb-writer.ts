@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises'
 import { join } from 'node:path'
-import type { DuckDBConnection, DuckDBType, DuckDBValue } from '@duckdb/node-api'
+import { type DuckDBConnection, type DuckDBType, type DuckDBValue, INTEGER } from '@duckdb/node-api'
 import type { DataFileRef } from '../engine/data-plane.js'
 import type {
   CompactedSource,
@@ -26,6 +26,7 @@ import { type DataType, decimalParts, type PrimitiveType } from '../protocol/sch
 import type { ObjectStore } from '../storage/object-store.js'
 import {
   appendIndexedPositions,
+  ChunkAppender,
   isPlainObject,
   RowValueConverter,
   toPartitionInput,
@@ -85,6 +86,12 @@ export class DuckDbWriter implements DataWriter {
       const appender = await job.con.createAppender('w_rows', 'main', 'temp')
       const converter = new RowValueConverter(layout.columnMappingMode)
       const types = layout.dataColumns.map((_, i) => appender.columnType(i))
+      const columns = layout.dataColumns.length
+      // Rows of primitive columns go in whole data chunks; nested values keep the appender's
+      // own per-value path, which builds them natively.
+      const chunks = layout.dataColumns.every((c) => typeof c.type === 'string')
+        ? new ChunkAppender(appender, [...types, INTEGER])
+        : undefined
       let appended = 0
       try {
         // Appending group by group keeps each partition's rows contiguous, so the per-group
@@ -92,18 +99,23 @@ export class DuckDbWriter implements DataWriter {
         for (let g = 0; g < rowsByGroup.length; g++) {
           for (const r of rowsByGroup[g] as number[]) {
             const row = rows[r] as Record<string, unknown>
-            for (let i = 0; i < layout.dataColumns.length; i++) {
+            for (let i = 0; i < columns; i++) {
               const c = layout.dataColumns[i] as LayoutColumn
-              converter.append(appender, row[c.name], c.type, c.nullable, types[i] as DuckDBType, {
-                row: r,
-                column: c.name,
-              })
+              const at = { row: r, column: c.name }
+              if (chunks) chunks.set(i, converter.value(row[c.name], c.type, c.nullable, at))
+              else converter.append(appender, row[c.name], c.type, c.nullable, types[i] as DuckDBType, at)
             }
-            appender.appendInteger(g)
-            appender.endRow()
+            if (chunks) {
+              chunks.set(columns, g)
+              chunks.endRow()
+            } else {
+              appender.appendInteger(g)
+              appender.endRow()
+            }
             if (++appended % 65_536 === 0) job.check()
           }
         }
+        chunks?.flush()
         appender.closeSync()
       } catch (err) {
         // Drop the half-appended row so closing the appender cannot fail on it.
@@ -559,6 +571,8 @@ function groupRowsByPartition(
   const groups: Record<string, string | null>[] = []
   const rowsByGroup: number[][] = []
   const index = new Map<string, number>()
+  // Without partition columns every row is in the one group: no group key to build per row.
+  const unpartitioned = layout.partitionColumns.length === 0
   for (let r = 0; r < rows.length; r++) {
     const row = rows[r]
     if (!isPlainObject(row)) {
@@ -572,6 +586,14 @@ function groupRowsByPartition(
         })
       }
       unknownColumn({ row: r }, k, k, known)
+    }
+    if (unpartitioned) {
+      if (groups.length === 0) {
+        groups.push({})
+        rowsByGroup.push([])
+      }
+      ;(rowsByGroup[0] as number[]).push(r)
+      continue
     }
     const values: Record<string, string | null> = {}
     for (const c of layout.partitionColumns) values[c.physicalName] = partitionValueOfRow(row[c.name], c, r)
