@@ -356,7 +356,9 @@ class StagingCacheImpl implements StagingCache {
     signal?.throwIfAborted()
     const temp = join(state.tmp, `${process.pid}-${randomUUID()}`)
     try {
-      await writeFileEnsuringDirs(state, temp, bytes)
+      // The directories may have been removed under a running process (a temp-dir cleaner).
+      await state.ensureDirs()
+      await writeFile(temp, bytes)
       await linkOrCopy(temp, pin)
       // Publish only what matches the identity it is filed under: an object replaced between
       // the head and the read keeps its private copy, and an object larger than the whole bound
@@ -403,17 +405,6 @@ async function linkOrCopy(from: string, to: string): Promise<void> {
       return
     }
     throw err
-  }
-}
-
-async function writeFileEnsuringDirs(state: DirState, path: string, bytes: Uint8Array): Promise<void> {
-  try {
-    await writeFile(path, bytes)
-  } catch (err) {
-    // The directory may have been removed under a running process (a temp-dir cleaner).
-    if (errno(err) !== 'ENOENT') throw err
-    await state.ensureDirs()
-    await writeFile(path, bytes)
   }
 }
 

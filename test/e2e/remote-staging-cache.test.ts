@@ -147,6 +147,20 @@ describe('staging cache: identity and reuse', () => {
     assert.equal(await readFile(join(dir, 'objects', name), 'utf8'), 'correct')
   })
 
+  it('a cache directory removed under a running process is made again on the next download', async () => {
+    const dir = await tempDir()
+    const { store, readsOf } = countingStore('cache-removed')
+    await store.put('r.parquet', bytesOf('again'))
+    const cache = createStagingCache({ dir, maxBytes: 1000 })
+    await (await cache.acquire(store, 'r.parquet')).release()
+    await rm(dir, { recursive: true, force: true })
+    const s = await cache.acquire(store, 'r.parquet')
+    assert.equal(await readFile(s.path, 'utf8'), 'again')
+    assert.equal(readsOf('r.parquet'), 2)
+    await s.release()
+    assert.equal((await cache.usage()).entries, 1)
+  })
+
   it('a missing object fails with FileNotFoundError and leaves no pin', async () => {
     const dir = await tempDir()
     const cache = createStagingCache({ dir, maxBytes: 1000 })
