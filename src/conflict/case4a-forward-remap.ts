@@ -7,7 +7,8 @@
  * The decision is all or nothing over the shared sources. Refused, with the file-level checks then
  * aborting, when
  * - a source the winner updated carries no usable composition tag (ZORDER, repartition, missing
- *   stats), or the winner removed it outright;
+ *   stats); a source the winner removed outright is left to the file-level checks, with that
+ *   reason recorded;
  * - the source was already remapped against an earlier winner: its tombstone then holds that
  *   winner's deletion vector, not the one the compaction read, and the offsets would be wrong
  *   (design decision 4);
@@ -70,18 +71,28 @@ export function forwardRemapTouched(input: Pick<PhaseInput, 'txn' | 'winner'>): 
 export function reconcileForwardRemap(input: PhaseInput): PhaseOutcome {
   const { txn, winner, fetched } = input
   if (!input.flags.optimizeReconciliation || !deletionVectorsWritable(txn)) return unchanged(txn)
-  const touched = forwardRemapTouched(input)
-  if (touched.length === 0) return unchanged(txn)
-
+  const own = indexFileActions(txn.actions)
+  const compaction = !txn.actions.some(
+    (a) => (isAdd(a) && a.add.dataChange) || (isRemove(a) && a.remove.dataChange),
+  )
   const refusals = new Map<string, string>()
+  if (compaction) {
+    // Such a source stays in the file-level checks and aborts the compaction; the error should
+    // say why this phase left it there rather than borrow another phase's reason.
+    for (const p of winner.removedPaths) {
+      if (own.removes.has(p) && !winner.dvUpdates.has(p)) {
+        refusals.set(p, 'the winner removed the source outright, so there is no deletion vector to remap')
+      }
+    }
+  }
+  const touched = forwardRemapTouched(input)
+  if (touched.length === 0) return unchanged(txn, refusals)
+
   const refuse = (path: string, reason: string): PhaseOutcome => {
     refusals.set(path, reason)
     return unchanged(txn, refusals)
   }
-  const own = indexFileActions(txn.actions)
-  if (txn.actions.some((a) => (isAdd(a) && a.add.dataChange) || (isRemove(a) && a.remove.dataChange))) {
-    return refuse(touched[0]!, 'this transaction is not a compaction (it changes data)')
-  }
+  if (!compaction) return refuse(touched[0]!, 'this transaction is not a compaction (it changes data)')
   const sources = ownCompactedSources(own)
   for (const src of touched) {
     if (txn.forwardRemappedSources.has(src)) {

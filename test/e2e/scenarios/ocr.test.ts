@@ -246,6 +246,21 @@ describe('OCR: forward remap, OPTIMIZE loses to DML (Case 4a)', () => {
     assert.equal((await parquetFiles(dir)).length, 3)
   })
 
+  it('a compaction loser whose source a winner deleted outright aborts and says why (4a has nothing to remap)', async () => {
+    // Not a catalogue record: every flag on, so the reverse phase also looks at the pair; the
+    // error must carry the forward phase's reason for this path, not the reverse one's.
+    const { dir, loser, winner } = await base('all', 'all')
+    const middle = await fileHolding(loser, dir, 150)
+    const result = await s1([loser, optimize()], [winner, (t) => t.delete('id >= 100 AND id < 200')])
+    assert.ok(!addsOf(await commitActions(dir, result.winner.version)).some((a) => a.path === middle.path))
+    const error = aborted(result.loser, {
+      winnerVersion: result.winner.version,
+      refused: /removed the source outright/,
+    })
+    assert.equal(error.file, middle.path)
+    assert.deepEqual(await liveIds(loser), idsOf(ALL, span(100, 200)))
+  })
+
   it('OCR-11 partitioned OPTIMIZE capture reports the partition ordering (no sort above the capture)', async () => {
     // No physical plan here: the invariant is that the recorded order is the physical write order.
     const { dir, loser } = await base(FORWARD, FORWARD, { partitioned: true })
