@@ -4,7 +4,9 @@
  * expected errors. Row-level checks live in the scan tests.
  */
 import assert from 'node:assert/strict'
+import { join } from 'node:path'
 import { describe, it } from 'node:test'
+import { DuckDBInstance } from '@duckdb/node-api'
 import { parseStats } from '../../src/protocol/stats.js'
 import { DeltaTable } from '../../src/table/delta-table.js'
 import {
@@ -197,6 +199,18 @@ describe('golden tables: checkpoints we write', { skip: GOLDEN_SKIP }, () => {
         const before = await table.snapshot()
         const written = await table.checkpoint()
         assert.equal(written.version, before.version)
+        // DuckDB, an independent Parquet reader, sees every action row of the checkpoint.
+        const duck = await DuckDBInstance.create(':memory:')
+        const con = await duck.connect()
+        const counted = await con.runAndReadAll(
+          `SELECT count(*), count(add), count(protocol), count(metaData) FROM read_parquet('${join(dir, written.key)}')`,
+        )
+        assert.deepEqual(
+          counted.getRows()[0]?.map((x) => Number(x)),
+          [written.size, written.numOfAddFiles, 1, 1],
+        )
+        con.closeSync()
+        duck.closeSync()
         const reopened = await DeltaTable.open(dir)
         try {
           const after = await reopened.snapshot()
