@@ -88,8 +88,13 @@ export function reconcileForwardRemap(input: PhaseInput): PhaseOutcome {
   const touched = forwardRemapTouched(input)
   if (touched.length === 0) return unchanged(txn, refusals)
 
+  // The decision is all or nothing: every source it leaves to the file-level checks carries the
+  // reason, whichever of them the checks report first.
   const refuse = (path: string, reason: string): PhaseOutcome => {
     refusals.set(path, reason)
+    for (const other of touched) {
+      if (!refusals.has(other)) refusals.set(other, `${reason} (source ${path})`)
+    }
     return unchanged(txn, refusals)
   }
   if (!compaction) return refuse(touched[0]!, 'this transaction is not a compaction (it changes data)')

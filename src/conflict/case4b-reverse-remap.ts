@@ -86,6 +86,11 @@ export function reverseRemapTouched(input: Pick<PhaseInput, 'txn' | 'winner'>): 
 export function reconcileReverseRemap(input: PhaseInput): PhaseOutcome {
   const { txn, winner, fetched } = input
   if (!input.flags.optimizeReverseReconciliation || !deletionVectorsWritable(txn)) return unchanged(txn)
+  // A transaction that changes no data (a compaction itself) deleted no rows to remap; Case 4a
+  // is the phase that speaks for it.
+  if (!txn.actions.some((a) => (isAdd(a) && a.add.dataChange) || (isRemove(a) && a.remove.dataChange))) {
+    return unchanged(txn)
+  }
   const touched = reverseRemapTouched(input)
   if (touched.length === 0) return unchanged(txn)
 

@@ -82,7 +82,7 @@ async function base(
   return { dir, loser, winner }
 }
 
-/** The live file whose smallest id is `min` (from its stats, or from its rows). */
+/** The live file holding `id` (found from its stats, or from its rows when it has none). */
 async function fileHolding(table: DeltaTable, dir: string, id: number): Promise<AddFile> {
   for (const f of await liveFiles(table)) {
     const stats = parseStats(f.stats)
@@ -259,6 +259,22 @@ describe('OCR: forward remap, OPTIMIZE loses to DML (Case 4a)', () => {
     })
     assert.equal(error.file, middle.path)
     assert.deepEqual(await liveIds(loser), idsOf(ALL, span(100, 200)))
+  })
+
+  it('design decision 4: a compaction loser aborts by rule when a second winner deletes from a source already remapped', async () => {
+    const { dir, loser, winner } = await base('all', 'all')
+    const txn = await loser.begin()
+    await txn.optimize()
+    const first = await winner.delete('id = 150')
+    const second = await winner.delete('id = 50 OR id = 160')
+    const error = aborted(await settle(txn.commit()), {
+      winnerVersion: second.version,
+      refused: /already remapped against an earlier winner/,
+    })
+    assert.ok(removesOf(await commitActions(dir, second.version)).some((r) => r.path === error.file))
+    assert.ok(first.committed)
+    assert.deepEqual(await liveIds(loser), idsOf(ALL, [50, 150, 160]))
+    assert.equal((await liveFiles(loser)).length, 3)
   })
 
   it('OCR-11 partitioned OPTIMIZE capture reports the partition ordering (no sort above the capture)', async () => {
