@@ -11,6 +11,7 @@ import type { ColumnSpec } from '../engine/data-plane.js'
 import type { Engine } from '../engine/engine.js'
 import {
   CommitStateUnknownError,
+  ConcurrentModificationError,
   FileAlreadyExistsError,
   FileNotFoundError,
   isDeltaError,
@@ -66,6 +67,34 @@ export interface CommitLoopResult {
  *   tell whether the commit landed
  */
 export async function runCommitLoop(req: CommitLoopRequest): Promise<CommitLoopResult> {
+  const uncertainty: Uncertainty = {}
+  try {
+    return await commitLoop(req, uncertainty)
+  } catch (err) {
+    // After a put whose outcome is unknown, a failure to settle it must not look like a plain
+    // error: a caller who simply retried could commit the same work twice. A genuine conflict is
+    // still reported as such: the scan of winners always covers the uncertain version, so had
+    // that put landed, it would have been found there.
+    const settledByConflict = err instanceof ConcurrentModificationError
+    const aborted = err instanceof Error && err.name === 'AbortError'
+    if (
+      uncertainty.version !== undefined &&
+      !settledByConflict &&
+      !aborted &&
+      !(err instanceof CommitStateUnknownError)
+    ) {
+      throw new CommitStateUnknownError(uncertainty.version, req.txnId, { cause: err })
+    }
+    throw err
+  }
+}
+
+/** The version of the last put whose outcome is unknown, until the log settles it. */
+interface Uncertainty {
+  version?: Version
+}
+
+async function commitLoop(req: CommitLoopRequest, uncertainty: Uncertainty): Promise<CommitLoopResult> {
   const { engine, flags, signal } = req
   const random = req.random ?? Math.random
   // The row-level phases decode deletion vectors; the codec needs its one-time set-up first.
@@ -93,7 +122,17 @@ export async function runCommitLoop(req: CommitLoopRequest): Promise<CommitLoopR
           throw err.ambiguous ? new CommitStateUnknownError(attemptVersion, req.txnId, { cause: err }) : err
         }
         if (err.ambiguous) {
-          const landed = await readCommitIfPresent(engine, attemptVersion, signal)
+          uncertainty.version = attemptVersion
+          let landed: Action[] | undefined
+          try {
+            landed = await readCommitIfPresent(engine, attemptVersion, signal)
+          } catch (readErr) {
+            if (!(readErr instanceof StorageError)) throw readErr
+            // Cannot look now: put again. If the first put landed, this one finds the version
+            // taken and the scan of winners recognises our txnId.
+            await sleep(backoffDelay(req.retry, attempts, random()), signal)
+            continue
+          }
           if (landed === undefined) {
             await sleep(backoffDelay(req.retry, attempts, random()), signal)
             continue

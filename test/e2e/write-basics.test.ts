@@ -266,3 +266,49 @@ describe('history and time travel agree', () => {
     }
   })
 })
+
+describe('commits whose outcome is unknown', () => {
+  async function tableWithFaults(readFailures: number) {
+    const dir = await tempDir()
+    const created = await DeltaTable.create(dir, { schema: 'id long, name string, part int' })
+    await created.close()
+    const store = createFaultyStore(createLocalStore(dir), {
+      faults: [
+        { methods: 'put', match: '_delta_log/*.json', nth: 1, effect: 'ambiguous' },
+        {
+          methods: 'read',
+          match: '_delta_log/00000000000000000001.json',
+          rate: 1,
+          limit: readFailures,
+          retryable: true,
+        },
+      ],
+    })
+    return DeltaTable.open(dir, { storage: store })
+  }
+
+  it('an ambiguous put that cannot be checked at once is settled by the next attempt', async () => {
+    const table = await tableWithFaults(1)
+    try {
+      const r = await table.append(rowsOf([1]))
+      assert.equal(r.version, 1n)
+      assert.deepEqual(await idsOf(table), [1])
+      assert.equal((await table.snapshot()).version, 1n, 'committed once')
+    } finally {
+      await table.close()
+    }
+  })
+
+  it('when the log cannot settle it, the error is CommitStateUnknown, never a plain retryable error', async () => {
+    const table = await tableWithFaults(1000)
+    try {
+      await assert.rejects(table.append(rowsOf([1])), (err: unknown) => {
+        assert.equal((err as { code?: string }).code, 'DELTA_COMMIT_STATE_UNKNOWN')
+        assert.match(String((err as Error).message), /landed as version 1/)
+        return true
+      })
+    } finally {
+      await table.close()
+    }
+  })
+})
