@@ -1,6 +1,9 @@
 /** How the commit loop retries. */
 export interface CommitRetryPolicy {
-  /** Put attempts before `MaxCommitRetriesError` (default 100). */
+  /**
+   * Put attempts before `MaxCommitRetriesError` (default 10,000: each attempt follows new
+   * winners that were all checked, so the bound guards against a runaway, not contention).
+   */
   readonly maxAttempts: number
   /** First backoff after a lost race, ms (default 2); doubles per attempt with full jitter. */
   readonly baseDelayMs: number

@@ -161,6 +161,15 @@ export class Transaction {
     }
     const v = BigInt(version)
     if (v < 0n) throw new InvalidArgumentError('setTransaction needs a version >= 0', { argument: 'version' })
+    if (this.#txnActions.some((a) => 'txn' in a && a.txn.appId === appId)) {
+      throw new InvalidArgumentError(
+        `This transaction already sets a version for application id '${appId}'`,
+        {
+          argument: 'appId',
+          hint: 'A commit may hold at most one txn action per application id; set it once.',
+        },
+      )
+    }
     this.#readAppIds.add(appId)
     this.#txnActions.push({ txn: { appId, version: v, lastUpdated: BigInt(Date.now()) } })
     return this.#ctx.snapshot.setTransactions().get(appId)?.version
@@ -268,6 +277,7 @@ export class Transaction {
     const txnId = randomUUID()
     const fileActions = this.#staged.flatMap((s) => s.actions)
     const actions = [...fileActions, ...this.#txnActions]
+    checkCommitShape(actions)
     const last = this.#staged.at(-1)
     const operation = last?.operation ?? (this.#txnActions.length > 0 ? 'SET TRANSACTION' : 'WRITE')
     const metrics = mergeMetrics(this.#staged.map((s) => s.metrics))
@@ -392,6 +402,38 @@ export class Transaction {
         },
       )
     }
+  }
+}
+
+/**
+ * The per-commit rules of the protocol that staged actions could break: at most one metaData,
+ * one protocol, and one txn per application id.
+ *
+ * @throws {InvalidArgumentError} naming the rule
+ */
+function checkCommitShape(actions: readonly Action[]): void {
+  let metadata = 0
+  let protocol = 0
+  const appIds = new Set<string>()
+  for (const a of actions) {
+    if ('metaData' in a) metadata++
+    else if ('protocol' in a) protocol++
+    else if ('txn' in a) {
+      if (appIds.has(a.txn.appId)) {
+        throw new InvalidArgumentError(
+          `A commit may hold one txn action per application id; '${a.txn.appId}' has several`,
+          {
+            argument: 'actions',
+          },
+        )
+      }
+      appIds.add(a.txn.appId)
+    }
+  }
+  if (metadata > 1 || protocol > 1) {
+    throw new InvalidArgumentError('A commit may hold at most one metaData and one protocol action', {
+      argument: 'actions',
+    })
   }
 }
 

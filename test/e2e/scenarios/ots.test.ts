@@ -936,9 +936,7 @@ describe('OTS part 4: dynamic partition overwrite, feature enablement, events, d
     assert.ok((await commitStaged(table, actions)).committed)
   })
 
-  it('OTS-S1 has SetTransaction version conflicts', {
-    todo: 'a staged txn action for an app id the transaction declared at another version is committed as is',
-  }, async () => {
+  it('OTS-S1 has SetTransaction version conflicts', async () => {
     const { table } = await namedTable('V', U_TABLE, U2, [])
     const txn = await table.begin()
     txn.setTransaction('TestAppId', 1)
