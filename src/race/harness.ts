@@ -11,7 +11,14 @@ import { fileURLToPath } from 'node:url'
 import { InvalidArgumentError } from '../errors/index.js'
 import { DeltaTable } from '../table/delta-table.js'
 import { EventSink, type ExitEvent, type RaceEvent, type RunEvent, readEvents } from './events.js'
-import { type RaceConfig, type RaceOptions, resolveRaceConfig, type WriterSpec } from './options.js'
+import {
+  childLocation,
+  isRemoteLocation,
+  type RaceConfig,
+  type RaceOptions,
+  resolveRaceConfig,
+  type WriterSpec,
+} from './options.js'
 import { initialBatches, RACE_SCHEMA } from './plan.js'
 import { labelOf, type RaceReport, type RaceRunReport } from './report.js'
 import { renderHtmlReport } from './report-html.js'
@@ -45,7 +52,7 @@ const MAX_RESTARTS = 1000
  * @throws {TableAlreadyExistsError} when a table already exists at the location
  */
 export async function runRace(options: RaceOptions, io: RaceIo = {}): Promise<RaceReport> {
-  const location = resolve(options.location)
+  const location = isRemoteLocation(options.location) ? options.location : resolve(options.location)
   const base = resolveRaceConfig({ ...options, location })
   const outDir = resolve(base.outDir)
   const runs: RaceRunReport[] = []
@@ -56,7 +63,7 @@ export async function runRace(options: RaceOptions, io: RaceIo = {}): Promise<Ra
     ] as const) {
       const config = resolveRaceConfig({
         ...options,
-        location: join(location, label),
+        location: childLocation(location, label),
         outDir: join(outDir, label),
         conflicts: conflicts === 'none' || conflicts === 'all' ? conflicts : (options.conflicts ?? 'all'),
         runId: `${base.runId}-${label}`,

@@ -3,6 +3,8 @@
  * that the harness hands to every writer process and records at the head of the event log, so
  * that the verifier can replay the same plan later from the log alone.
  */
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { InvalidArgumentError } from '../errors/index.js'
 import type { CommitRetryPolicy } from '../txn/commit-options.js'
 
@@ -162,7 +164,7 @@ export function resolveRaceConfig(options: RaceOptions): RaceConfig {
   if (typeof options.location !== 'string' || options.location === '') {
     throw new InvalidArgumentError('The race needs a table location', { argument: 'location' })
   }
-  const location = localPathOf(options.location)
+  const location = tableLocationOf(options.location)
   const seed = options.seed ?? 1
   if (!Number.isSafeInteger(seed)) {
     throw new InvalidArgumentError(`Invalid seed ${seed}: use an integer`, { argument: 'seed' })
@@ -193,7 +195,12 @@ export function resolveRaceConfig(options: RaceOptions): RaceConfig {
   return Object.freeze({
     runId: options.runId ?? `race${seed}`,
     location,
-    outDir: options.outDir ?? `${location}.race`,
+    // Events and reports are local files even when the table lives in an object store.
+    outDir:
+      options.outDir ??
+      (isRemoteLocation(location)
+        ? join(tmpdir(), `delta-rlc-race-${options.runId ?? `race${seed}`}`)
+        : `${location}.race`),
     seed,
     writers,
     overlap,
@@ -344,13 +351,22 @@ function pairsOf(text: string, argument: string): Array<[string, string]> {
   return out
 }
 
-function localPathOf(location: string): string {
+/** Whether a location names an object store (`az://`, `s3://`, ...) rather than a local path. */
+export function isRemoteLocation(location: string): boolean {
+  return /^[a-z][a-z0-9+.-]*:\/\//i.test(location) && !location.startsWith('file://')
+}
+
+/**
+ * A location below another: a path join for local tables, a key prefix for object stores.
+ *
+ * @param location - the parent location
+ * @param name - the child's name
+ */
+export function childLocation(location: string, name: string): string {
+  return isRemoteLocation(location) ? `${location.replace(/\/+$/, '')}/${name}` : join(location, name)
+}
+
+function tableLocationOf(location: string): string {
   if (location.startsWith('file://')) return decodeURIComponent(new URL(location).pathname)
-  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(location)) {
-    throw new InvalidArgumentError(`The race runs on a local table; '${location}' is not a local path`, {
-      argument: 'location',
-      hint: 'Pass a local directory (the writer processes share it).',
-    })
-  }
   return location
 }

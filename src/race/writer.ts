@@ -13,7 +13,7 @@ import { existsSync } from 'node:fs'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { ConcurrentModificationError, isDeltaError, StorageError } from '../errors/index.js'
 import { createFaultyStore, type FaultPlan } from '../storage/faulty-store.js'
-import { createLocalStore } from '../storage/local-store.js'
+import { openStore } from '../storage/index.js'
 import { DeltaTable } from '../table/delta-table.js'
 import type { CommitResult } from '../txn/commit-result.js'
 import { type AttemptEvent, EventSink, type KillMoment, readEvents } from './events.js'
@@ -59,7 +59,7 @@ export async function runWriter(task: WriterTask, awaitStart?: AwaitStart): Prom
   const resume = existsSync(task.eventsPath) ? await resumePoint(task.eventsPath) : { seq: 0, tries: 0 }
   const sink = new EventSink(task.eventsPath)
   const killSwitch = createKillSwitchStore(
-    createFaultyStore(createLocalStore(config.location), faultPlanOf(config, writer.index, task.incarnation)),
+    createFaultyStore(openStore(config.location), faultPlanOf(config, writer.index, task.incarnation)),
   )
   const appId = appIdOf(config.runId, writer.index)
   let table: DeltaTable | undefined
