@@ -1,6 +1,6 @@
 import { type ConflictFlags, parseConflictFlags } from '../conflict/flags.js'
 import type { Engine } from '../engine/engine.js'
-import { createDefaultEngine } from '../engine-default/default-engine.js'
+import { createDefaultEngine, type DefaultEngineOptions } from '../engine-default/default-engine.js'
 import { ConcurrentModificationError, FileNotFoundError, InvalidArgumentError } from '../errors/index.js'
 import { monotonicCommitTimestamps } from '../log/log-segment.js'
 import { fileActionKey } from '../log/replay.js'
@@ -37,6 +37,8 @@ export interface OpenOptions {
    * usual environment variables apply when they are absent.
    */
   readonly storageOptions?: OpenStoreOptions
+  /** Options of the default engine: scratch and staging-cache directories, cache bound, threads. */
+  readonly engineOptions?: DefaultEngineOptions
   /**
    * Row-level reconciliation flags (all off by default): an object of flag names (with or
    * without the `spark.databricks.delta.` prefix) to booleans, or `'all'`.
@@ -143,7 +145,7 @@ export class DeltaTable {
     }
     if (options.engine) return new DeltaTable(location, options.engine, false, options)
     const storage = options.storage ?? openStore(location, options.storageOptions)
-    return new DeltaTable(location, createDefaultEngine(storage), true, options)
+    return new DeltaTable(location, createDefaultEngine(storage, options.engineOptions), true, options)
   }
 
   /**
