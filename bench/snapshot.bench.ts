@@ -1,0 +1,238 @@
+/**
+ * Snapshot load: logs of 1k, 10k and 100k commits, read without a checkpoint and with one near
+ * the end (as `delta.checkpointInterval` = 10 leaves it: at most nine commits after it).
+ *
+ * Baselines, the practical floor for the same bytes: without a checkpoint, reading every commit
+ * file (the same concurrency as the loader) and `JSON.parse` of each line; with one, DuckDB
+ * reading the whole checkpoint into a materialized result plus the same for the commits after it.
+ *
+ * The log is written directly with the protocol serializer: commit 0 holds protocol, metadata and
+ * an add; every later commit a `commitInfo` and an add with statistics, and every fourth one also
+ * removes the file added two commits earlier (so replay sees tombstones too).
+ */
+import { randomUUID } from 'node:crypto'
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { DuckDBInstance } from '@duckdb/node-api'
+import { createDefaultEngine } from '../src/engine-default/default-engine.js'
+import { serializeCommit } from '../src/protocol/action-json.js'
+import type { Action } from '../src/protocol/actions.js'
+import { commitFileName } from '../src/protocol/log-files.js'
+import { loadSnapshot } from '../src/snapshot/load-snapshot.js'
+import { writeCheckpoint } from '../src/snapshot/write-checkpoint.js'
+import { createLocalStore } from '../src/storage/local-store.js'
+import { mapLimit } from '../src/util/map-limit.js'
+import { type BenchResult, median, result, timeBoth, timeRuns, withTempDir } from './harness.js'
+
+/** The loader's commit read concurrency, used by the baseline too. */
+const READ_CONCURRENCY = 16
+
+/**
+ * Runs the snapshot-load benchmarks.
+ *
+ * @param quick - a small smoke run
+ * @returns one row per log size and checkpoint mode
+ */
+export async function snapshotBenchmarks(quick: boolean): Promise<BenchResult[]> {
+  const sizes = quick ? [300] : [1_000, 10_000, 100_000]
+  const out: BenchResult[] = []
+  for (const commits of sizes) {
+    const runs = quick ? 1 : commits >= 100_000 ? 3 : 5
+    await withTempDir('snapshot', async (root) => {
+      const dir = join(root, 't')
+      const t0 = performance.now()
+      await writeSyntheticLog(dir, commits)
+      const genMs = performance.now() - t0
+      const engine = createDefaultEngine(createLocalStore(dir))
+      const instance = await DuckDBInstance.create(':memory:', {
+        autoinstall_known_extensions: 'false',
+        autoload_known_extensions: 'false',
+      })
+      const con = await instance.connect()
+      try {
+        const logDir = join(dir, '_delta_log')
+        let files = 0
+        const load = async () => {
+          files = (await loadSnapshot(engine, dir)).activeFiles().length
+        }
+        const [ours, floor] = await timeBoth(runs, load, () => parseCommits(logDir, 0), {
+          warmup: quick ? 0 : 1,
+        })
+        const bytes = await readCommitBytes(logDir, 0)
+        const parseOnly = await timeRuns(runs, async () => parseBytes(bytes))
+        out.push(
+          result(
+            'snapshot.load',
+            { commits, checkpoint: 'none' },
+            ours,
+            'read every commit file + JSON.parse per line',
+            floor,
+            {
+              sizeParameter: 'commits',
+              extra: {
+                activeFiles: files,
+                jsonParseOnlyMs: Math.round(median(parseOnly)),
+                logGenerationMs: Math.round(genMs),
+              },
+            },
+          ),
+        )
+
+        // A checkpoint where an interval of 10 leaves the last one, with the commits after it.
+        const last = commits - 1
+        const cpVersion = last - (last % 10)
+        const cpSnap = await loadSnapshot(engine, dir, { version: cpVersion })
+        const cp = await writeCheckpoint(engine, cpSnap)
+        const cpPath = join(dir, cp.key)
+        const [withCp, cpFloor] = await timeBoth(
+          runs,
+          load,
+          async () => {
+            await con.runAndReadAll(`SELECT * FROM read_parquet('${cpPath}')`)
+            await parseCommits(logDir, cpVersion + 1)
+          },
+          { warmup: quick ? 0 : 1 },
+        )
+        out.push(
+          result(
+            'snapshot.load-checkpoint',
+            { commits, checkpoint: `v${cpVersion}` },
+            withCp,
+            'duckdb read_parquet(checkpoint) materialized + JSON.parse of the commits after it',
+            cpFloor,
+            {
+              sizeParameter: 'commits',
+              extra: { activeFiles: files, checkpointActions: cp.size, checkpointBytes: cp.sizeInBytes },
+            },
+          ),
+        )
+      } finally {
+        con.closeSync()
+        instance.closeSync()
+        await engine.close()
+      }
+    })
+  }
+  return out
+}
+
+/**
+ * Writes a log of `commits` versions (0 .. commits-1) under `dir/_delta_log`.
+ *
+ * @param dir - the table directory
+ * @param commits - number of commits
+ */
+export async function writeSyntheticLog(dir: string, commits: number): Promise<void> {
+  const logDir = join(dir, '_delta_log')
+  await mkdir(logDir, { recursive: true })
+  const now = BigInt(Date.now())
+  const schema = {
+    type: 'struct',
+    fields: [
+      { name: 'id', type: 'long', nullable: true, metadata: {} },
+      { name: 'value', type: 'double', nullable: true, metadata: {} },
+      { name: 'name', type: 'string', nullable: true, metadata: {} },
+      { name: 'part', type: 'integer', nullable: true, metadata: {} },
+    ],
+  }
+  const versions = Array.from({ length: commits }, (_, v) => v)
+  await mapLimit(versions, 64, async (v) => {
+    const actions: Action[] = [
+      {
+        commitInfo: {
+          timestamp: now - BigInt((commits - v) * 1000),
+          operation: 'WRITE',
+          operationParameters: { mode: 'Append' },
+          readVersion: BigInt(Math.max(0, v - 1)),
+          isolationLevel: 'Serializable',
+          isBlindAppend: true,
+          engineInfo: 'delta-rlc-bench',
+          txnId: randomUUID(),
+        },
+      },
+    ]
+    if (v === 0) {
+      actions.push(
+        {
+          protocol: {
+            minReaderVersion: 3,
+            minWriterVersion: 7,
+            readerFeatures: ['deletionVectors'],
+            writerFeatures: ['deletionVectors'],
+          },
+        },
+        {
+          metaData: {
+            id: randomUUID(),
+            format: { provider: 'parquet', options: {} },
+            schemaString: JSON.stringify(schema),
+            partitionColumns: [],
+            configuration: { 'delta.enableDeletionVectors': 'true' },
+            createdTime: now,
+          },
+        },
+      )
+    }
+    actions.push({ add: fileAction(v, now) })
+    if (v >= 2 && v % 4 === 0) {
+      const { stats: _stats, modificationTime: _m, ...gone } = fileAction(v - 2, now)
+      actions.push({ remove: { ...gone, deletionTimestamp: now, extendedFileMetadata: true } })
+    }
+    await writeFile(join(logDir, commitFileName(BigInt(v))), serializeCommit(actions))
+  })
+}
+
+function fileAction(v: number, now: bigint) {
+  const start = v * 1000
+  return {
+    path: `part-${String(v).padStart(5, '0')}-${uuidFor(v)}.c000.snappy.parquet`,
+    partitionValues: {},
+    size: 12_345n,
+    modificationTime: now,
+    dataChange: true,
+    stats: JSON.stringify({
+      numRecords: 1000,
+      minValues: { id: start, value: start * 0.5, name: 'n0', part: v % 4 },
+      maxValues: { id: start + 999, value: (start + 999) * 0.5, name: 'n999', part: v % 4 },
+      nullCount: { id: 0, value: 0, name: 0, part: 0 },
+    }),
+  }
+}
+
+/** A stable UUID-shaped text per version, so an add and its later remove name the same path. */
+function uuidFor(v: number): string {
+  const hex = v.toString(16).padStart(12, '0')
+  return `00000000-0000-4000-8000-${hex}`
+}
+
+async function commitNames(logDir: string, from: number): Promise<string[]> {
+  return (await readdir(logDir))
+    .filter((n) => /^\d{20}\.json$/.test(n) && Number(n.slice(0, 20)) >= from)
+    .sort()
+}
+
+async function readCommitBytes(logDir: string, from: number): Promise<Buffer[]> {
+  const names = await commitNames(logDir, from)
+  return mapLimit(names, READ_CONCURRENCY, (n) => readFile(join(logDir, n)))
+}
+
+async function parseCommits(logDir: string, from: number): Promise<number> {
+  const names = await commitNames(logDir, from)
+  const counts = await mapLimit(names, READ_CONCURRENCY, async (n) =>
+    parseBytes([await readFile(join(logDir, n))]),
+  )
+  return counts.reduce((a, b) => a + b, 0)
+}
+
+function parseBytes(files: readonly Buffer[]): number {
+  let n = 0
+  for (const b of files) {
+    for (const line of b.toString('utf8').split('\n')) {
+      if (line !== '') {
+        JSON.parse(line)
+        n++
+      }
+    }
+  }
+  return n
+}
