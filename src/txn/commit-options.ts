@@ -13,9 +13,9 @@ export interface CommitRetryPolicy {
 
 /** The defaults of {@link CommitRetryPolicy}. */
 export const DEFAULT_RETRY_POLICY: CommitRetryPolicy = Object.freeze({
-  maxAttempts: 100,
-  baseDelayMs: 5,
-  maxDelayMs: 1000,
+  maxAttempts: 10_000,
+  baseDelayMs: 2,
+  maxDelayMs: 100,
 })
 
 /**
