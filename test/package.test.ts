@@ -12,7 +12,11 @@ describe('package.json', () => {
   it('pins every dependency to an exact version', () => {
     for (const field of ['dependencies', 'devDependencies'] as const) {
       for (const [name, version] of Object.entries(pkg[field] ?? {})) {
-        assert.match(String(version), /^\d+\.\d+\.\d+(-[\w.]+)?$/, `${field}.${name} = ${version} is not an exact pin`)
+        assert.match(
+          String(version),
+          /^\d+\.\d+\.\d+(-[\w.]+)?$/,
+          `${field}.${name} = ${version} is not an exact pin`,
+        )
       }
     }
   })
