@@ -258,9 +258,12 @@ export class ChunkAppender {
     // Sized after the copy: setting the size drops the chunk's vector views.
     if (this.#filled < CHUNK_ROWS) chunk.rowCount = this.#filled
     this.#appender.appendDataChunk(chunk)
-    this.#chunk = undefined
-    this.#vectors = []
     this.#filled = 0
+    // The appender copied the rows, so the one chunk is emptied and filled again: a chunk per
+    // 2048 rows would hold native memory until the garbage collector happened to free it.
+    chunk.reset()
+    chunk.rowCount = CHUNK_ROWS
+    this.#vectors = this.#types.map((_, i) => chunk.getColumnVector(i))
   }
 }
 
