@@ -118,7 +118,7 @@ async function commitLoop(req: CommitLoopRequest, uncertainty: Uncertainty): Pro
     } catch (err) {
       if (err instanceof StorageError && !(err instanceof FileAlreadyExistsError)) {
         storageFailures++
-        if (storageFailures > req.retry.maxAttempts) {
+        if (storageFailures > req.retry.maxStorageRetries) {
           throw err.ambiguous ? new CommitStateUnknownError(attemptVersion, req.txnId, { cause: err }) : err
         }
         if (err.ambiguous) {

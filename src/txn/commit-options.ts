@@ -5,6 +5,12 @@ export interface CommitRetryPolicy {
    * winners that were all checked, so the bound guards against a runaway, not contention).
    */
   readonly maxAttempts: number
+  /**
+   * Storage failures (errors other than a lost race) tolerated while committing, before the
+   * error is reported (default 8). Kept apart from `maxAttempts`: contention resolves itself,
+   * a failing store usually does not.
+   */
+  readonly maxStorageRetries: number
   /** First backoff after a lost race, ms (default 2); doubles per attempt with full jitter. */
   readonly baseDelayMs: number
   /** Backoff ceiling, ms (default 100: the winners are already checked, so a long wait only lets others overtake). */
@@ -14,6 +20,7 @@ export interface CommitRetryPolicy {
 /** The defaults of {@link CommitRetryPolicy}. */
 export const DEFAULT_RETRY_POLICY: CommitRetryPolicy = Object.freeze({
   maxAttempts: 10_000,
+  maxStorageRetries: 8,
   baseDelayMs: 2,
   maxDelayMs: 100,
 })
