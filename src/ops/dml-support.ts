@@ -9,7 +9,7 @@ import type { Expression } from '../expressions/ast.js'
 import { parseExpression } from '../expressions/parse-predicate.js'
 import type { Action, AddFile, DeletionVectorDescriptor } from '../protocol/actions.js'
 import { fieldByName, type StructField } from '../protocol/schema.js'
-import { isAppendOnly } from '../protocol/table-features.js'
+import { canWriteDeletionVectors, isAppendOnly } from '../protocol/table-features.js'
 import { checkPredicateColumns, snapshotColumns } from '../scan/prune-files.js'
 import type { Snapshot } from '../snapshot/snapshot.js'
 import type { OperationContext, StagedOperation } from './operation.js'
@@ -52,6 +52,36 @@ export interface RowRemoval {
   readonly dvsUpdated: number
   /** Files with a DV that left the table whole or were rewritten. */
   readonly dvsRemoved: number
+}
+
+/**
+ * Replaces rows: takes the `touched` rows out of their files (see {@link removeRows}) once
+ * `written` already holds what replaces them, and returns the actions of both. When the removal
+ * fails, the new files are deleted again.
+ *
+ * @param ctx - the transaction's context
+ * @param touched - the files and the positions leaving them
+ * @param written - the new files (updated images, inserted rows)
+ * @returns the removal and every action to commit
+ */
+export async function replaceRows(
+  ctx: OperationContext,
+  touched: readonly TouchedFile[],
+  written: readonly WrittenFile[],
+): Promise<{ removal: RowRemoval; actions: Action[] }> {
+  const snap = ctx.snapshot
+  let removal: RowRemoval
+  try {
+    removal = await removeRows(ctx, touched, canWriteDeletionVectors(snap.protocol, snap.metadata))
+  } catch (err) {
+    await deleteQuietly(
+      ctx.engine,
+      written.map((f) => f.key),
+    )
+    throw err
+  }
+  const now = ctx.now()
+  return { removal, actions: [...removal.actions, ...written.map((f) => ({ add: addFileOf(f, now, true) }))] }
 }
 
 /**

@@ -4,21 +4,13 @@ import { InvalidArgumentError, UnsupportedError } from '../errors/index.js'
 import { and, type Expression } from '../expressions/ast.js'
 import { splitPartitionPredicate } from '../expressions/evaluate-stats.js'
 import { toSql } from '../expressions/to-sql.js'
-import type { Action } from '../protocol/actions.js'
-import { canWriteDeletionVectors } from '../protocol/table-features.js'
 import { pruneFiles } from '../scan/prune-files.js'
 import { columnSpecs, dataFileRefs } from '../scan/table-scan.js'
-import {
-  checkNotAppendOnly,
-  deleteQuietly,
-  removeRows,
-  type TouchedFile,
-  type WritingOperation,
-} from './dml-support.js'
+import { checkNotAppendOnly, replaceRows, type TouchedFile, type WritingOperation } from './dml-support.js'
 import { type MergeOptions, type MergePlan, planMerge } from './merge-clauses.js'
 import { sourceKeyPredicate } from './merge-source-keys.js'
 import type { OperationContext } from './operation.js'
-import { addFileOf, writeTargetOf } from './write-support.js'
+import { writeTargetOf } from './write-support.js'
 
 /**
  * MERGE: joins `sourceRows` with the table on `options.on` and applies the clauses with Delta's
@@ -101,18 +93,7 @@ export async function buildMerge(
           target: writeTargetOf(snap),
           signal: ctx.signal,
         })
-  let removal: Awaited<ReturnType<typeof removeRows>>
-  try {
-    removal = await removeRows(ctx, touched, canWriteDeletionVectors(snap.protocol, snap.metadata))
-  } catch (err) {
-    await deleteQuietly(
-      ctx.engine,
-      written.map((f) => f.key),
-    )
-    throw err
-  }
-  const now = ctx.now()
-  const actions: Action[] = [...removal.actions, ...written.map((f) => ({ add: addFileOf(f, now, true) }))]
+  const { removal, actions } = await replaceRows(ctx, touched, written)
   const updated = result.numTargetRowsMatchedUpdated + result.numTargetRowsNotMatchedBySourceUpdated
   const deleted = result.numTargetRowsMatchedDeleted + result.numTargetRowsNotMatchedBySourceDeleted
   return {

@@ -2,20 +2,17 @@ import type { WrittenFile } from '../engine/data-writer.js'
 import { InvalidArgumentError } from '../errors/index.js'
 import type { Expression } from '../expressions/ast.js'
 import { toSql } from '../expressions/to-sql.js'
-import type { Action } from '../protocol/actions.js'
-import { canWriteDeletionVectors } from '../protocol/table-features.js'
 import { pruneFiles } from '../scan/prune-files.js'
 import { columnSpecs, dataFileRefs, parseWhere } from '../scan/table-scan.js'
 import {
   checkNotAppendOnly,
-  deleteQuietly,
   parseAssignments,
-  removeRows,
+  replaceRows,
   type TouchedFile,
   type WritingOperation,
 } from './dml-support.js'
 import type { OperationContext } from './operation.js'
-import { addFileOf, writeTargetOf } from './write-support.js'
+import { writeTargetOf } from './write-support.js'
 
 /** Options of an UPDATE. */
 export interface UpdateOptions {
@@ -95,18 +92,7 @@ export async function buildUpdate(ctx: OperationContext, options: UpdateOptions)
     target: writeTargetOf(snap),
     signal: ctx.signal,
   })
-  let removal: Awaited<ReturnType<typeof removeRows>>
-  try {
-    removal = await removeRows(ctx, touched, canWriteDeletionVectors(snap.protocol, snap.metadata))
-  } catch (err) {
-    await deleteQuietly(
-      ctx.engine,
-      images.map((f) => f.key),
-    )
-    throw err
-  }
-  const now = ctx.now()
-  const actions: Action[] = [...removal.actions, ...images.map((f) => ({ add: addFileOf(f, now, true) }))]
+  const { removal, actions } = await replaceRows(ctx, touched, images)
   return {
     operation: 'UPDATE',
     parameters,
