@@ -1,11 +1,12 @@
 /**
  * The golden-table assertions as functions of an open table, whatever store it lives on: what
  * `expected.json` states about the log, the snapshots, the rows, the documented filters, and the
- * documented failures. The local suites (`test/golden/read.test.ts`, `rows.test.ts`) state the same
- * facts; these functions let other stores run them unchanged.
+ * documented failures. The local suites (`test/golden/read.test.ts`, `rows.test.ts`) and the
+ * remote one run these same functions.
  */
 import assert from 'node:assert/strict'
 import { parseStats } from '../../src/protocol/stats.js'
+import type { CheckpointResult } from '../../src/snapshot/write-checkpoint.js'
 import type { DeltaTable } from '../../src/table/delta-table.js'
 import type { GoldenExpectation } from './golden.js'
 
@@ -155,11 +156,12 @@ export async function assertGoldenFilters(name: string, table: DeltaTable): Prom
  *
  * @param table - the open table
  * @param reopen - opens the same table again
+ * @returns what the checkpoint wrote, for checks that need the file itself
  */
 export async function assertCheckpointRoundTrip(
   table: DeltaTable,
   reopen: () => Promise<DeltaTable>,
-): Promise<void> {
+): Promise<CheckpointResult> {
   const before = await table.snapshot()
   const written = await table.checkpoint()
   assert.equal(written.version, before.version)
@@ -179,6 +181,7 @@ export async function assertCheckpointRoundTrip(
   } finally {
     await reopened.close()
   }
+  return written
 }
 
 /**
