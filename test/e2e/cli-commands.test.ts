@@ -3,67 +3,18 @@
  * its JSON output, its exit codes and its error reports. The CLI is built into `dist/` first.
  */
 import assert from 'node:assert/strict'
-import { spawn, spawnSync } from 'node:child_process'
-import { existsSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs'
+import { spawn } from 'node:child_process'
+import { existsSync } from 'node:fs'
 import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
-import { join, resolve } from 'node:path'
+import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import { DuckDBInstance } from '@duckdb/node-api'
 import { parse } from 'lossless-json'
+import { buildCli, CLI, REPO_ROOT } from '../helpers/cli-build.js'
 import { GOLDEN_DIR, GOLDEN_SKIP } from '../helpers/golden.js'
 
-const repoRoot = resolve(import.meta.dirname, '../..')
-const CLI = join(repoRoot, 'dist/src/cli/main.js')
-
-/**
- * Builds `dist/` once per test file. A lock directory keeps two test files from running tsc on
- * the same output at once.
- */
-async function buildCli(): Promise<void> {
-  const lock = join(tmpdir(), `delta-rlc-cli-build-${Buffer.from(repoRoot).toString('hex').slice(-24)}.lock`)
-  const deadline = Date.now() + 180_000
-  for (;;) {
-    try {
-      mkdirSync(lock)
-      break
-    } catch {
-      // A lock left by a killed run is stale after the build's own time limit.
-      if (Date.now() - statSync(lock, { throwIfNoEntry: false })!.mtimeMs > 180_000)
-        rmSync(lock, { recursive: true, force: true })
-      if (Date.now() > deadline) throw new Error('timed out waiting for another CLI build')
-      await new Promise((r) => setTimeout(r, 500))
-    }
-  }
-  try {
-    // Another test file may have just built it: skip when dist is newer than every source file.
-    if (existsSync(CLI) && statSync(CLI).mtimeMs > newestSource(join(repoRoot, 'src'))) return
-    const started = Date.now()
-    // tsc emits even when unrelated files have type errors; the CLI only needs its own output.
-    const r = spawnSync(
-      process.execPath,
-      [join(repoRoot, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'],
-      {
-        cwd: repoRoot,
-        encoding: 'utf8',
-      },
-    )
-    if (!existsSync(CLI) || statSync(CLI).mtimeMs < started - 1000) {
-      throw new Error(`build failed:\n${r.stdout}\n${r.stderr}`)
-    }
-  } finally {
-    rmSync(lock, { recursive: true, force: true })
-  }
-}
-
-function newestSource(dir: string): number {
-  let newest = 0
-  for (const e of readdirSync(dir, { withFileTypes: true })) {
-    const p = join(dir, e.name)
-    newest = Math.max(newest, e.isDirectory() ? newestSource(p) : statSync(p).mtimeMs)
-  }
-  return newest
-}
+const repoRoot = REPO_ROOT
 
 interface Run {
   readonly code: number

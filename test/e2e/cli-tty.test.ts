@@ -5,62 +5,17 @@
  */
 import assert from 'node:assert/strict'
 import { spawnSync } from 'node:child_process'
-import { existsSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs'
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
-import { join, resolve } from 'node:path'
+import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import { DeltaTable } from '../../src/index.js'
+import { buildCli, CLI } from '../helpers/cli-build.js'
 
-const repoRoot = resolve(import.meta.dirname, '../..')
-const CLI = join(repoRoot, 'dist/src/cli/main.js')
 const hasTmux = spawnSync('tmux', ['-V']).status === 0
 const SOCKET = `delta-rlc-cli-tty-${process.pid}`
 
-/** Builds `dist/` (see cli-commands.test.ts: the same lock keeps concurrent builds apart). */
-async function buildCli(): Promise<void> {
-  const lock = join(tmpdir(), `delta-rlc-cli-build-${Buffer.from(repoRoot).toString('hex').slice(-24)}.lock`)
-  const deadline = Date.now() + 180_000
-  for (;;) {
-    try {
-      mkdirSync(lock)
-      break
-    } catch {
-      if (Date.now() - (statSync(lock, { throwIfNoEntry: false })?.mtimeMs ?? Date.now()) > 180_000)
-        rmSync(lock, { recursive: true, force: true })
-      if (Date.now() > deadline) throw new Error('timed out waiting for another CLI build')
-      await new Promise((r) => setTimeout(r, 500))
-    }
-  }
-  try {
-    // Another test file may have just built it: skip when dist is newer than every source file.
-    if (existsSync(CLI) && statSync(CLI).mtimeMs > newestSource(join(repoRoot, 'src'))) return
-    const started = Date.now()
-    const r = spawnSync(
-      process.execPath,
-      [join(repoRoot, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'],
-      {
-        cwd: repoRoot,
-        encoding: 'utf8',
-      },
-    )
-    if (!existsSync(CLI) || statSync(CLI).mtimeMs < started - 1000)
-      throw new Error(`build failed:\n${r.stdout}\n${r.stderr}`)
-  } finally {
-    rmSync(lock, { recursive: true, force: true })
-  }
-}
-
 let panes = 0
-
-function newestSource(dir: string): number {
-  let newest = 0
-  for (const e of readdirSync(dir, { withFileTypes: true })) {
-    const p = join(dir, e.name)
-    newest = Math.max(newest, e.isDirectory() ? newestSource(p) : statSync(p).mtimeMs)
-  }
-  return newest
-}
 
 function tmux(socket: string, ...args: string[]): string {
   const r = spawnSync('tmux', ['-L', socket, ...args], { encoding: 'utf8' })

@@ -1,0 +1,59 @@
+/**
+ * The built CLI for end-to-end tests: `dist/` is built at most once across test files (a lock
+ * directory keeps two files from running tsc on the same output at once, and a build is skipped
+ * when `dist/` is newer than every source file).
+ */
+import { spawnSync } from 'node:child_process'
+import { existsSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
+
+/** The repository root. */
+export const REPO_ROOT = resolve(import.meta.dirname, '../..')
+/** The built CLI entry point. */
+export const CLI = join(REPO_ROOT, 'dist/src/cli/main.js')
+
+/** Builds `dist/` unless it is already newer than every source file. */
+export async function buildCli(): Promise<void> {
+  const lock = join(tmpdir(), `delta-rlc-cli-build-${Buffer.from(REPO_ROOT).toString('hex').slice(-24)}.lock`)
+  const deadline = Date.now() + 180_000
+  for (;;) {
+    try {
+      mkdirSync(lock)
+      break
+    } catch {
+      // A lock left by a killed run is stale after the build's own time limit.
+      if (Date.now() - (statSync(lock, { throwIfNoEntry: false })?.mtimeMs ?? Date.now()) > 180_000)
+        rmSync(lock, { recursive: true, force: true })
+      if (Date.now() > deadline) throw new Error('timed out waiting for another CLI build')
+      await new Promise((r) => setTimeout(r, 500))
+    }
+  }
+  try {
+    if (existsSync(CLI) && statSync(CLI).mtimeMs > newestSource(join(REPO_ROOT, 'src'))) return
+    const started = Date.now()
+    // tsc emits even when unrelated files have type errors; the CLI only needs its own output.
+    const r = spawnSync(
+      process.execPath,
+      [join(REPO_ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'],
+      {
+        cwd: REPO_ROOT,
+        encoding: 'utf8',
+      },
+    )
+    if (!existsSync(CLI) || statSync(CLI).mtimeMs < started - 1000) {
+      throw new Error(`build failed:\n${r.stdout}\n${r.stderr}`)
+    }
+  } finally {
+    rmSync(lock, { recursive: true, force: true })
+  }
+}
+
+function newestSource(dir: string): number {
+  let newest = 0
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    const p = join(dir, e.name)
+    newest = Math.max(newest, e.isDirectory() ? newestSource(p) : statSync(p).mtimeMs)
+  }
+  return newest
+}
