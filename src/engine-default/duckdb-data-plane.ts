@@ -5,14 +5,10 @@ import type { Expression } from '../expressions/ast.js'
 import { renderDuckDbSql } from '../expressions/render-duckdb.js'
 import type { ObjectStore } from '../storage/object-store.js'
 import { appendIndexedPositions } from './duckdb-row-appender.js'
-import { type DuckDbRuntime, sqlIdent, sqlString } from './duckdb-runtime.js'
+import { type DuckDbRuntime, FILE_COL, ROW_COL, sqlIdent, sqlString } from './duckdb-runtime.js'
 import { duckType, isPrimitive } from './duckdb-types.js'
 import { toJsValue } from './duckdb-values.js'
 import { type StagedFile, stageForRead } from './staging.js'
-
-/** Column names the data plane adds to file reads; chosen not to collide with table columns. */
-const FILE_COL = '__delta_rlc_file'
-const ROW_COL = '__delta_rlc_row'
 
 /** Rows per yielded batch when the caller gives no hint. */
 const DEFAULT_BATCH = 8192

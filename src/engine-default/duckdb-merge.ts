@@ -15,13 +15,10 @@ import { type PartitionValue, parsePartitionValue } from '../protocol/partition-
 import type { DataType, PrimitiveType } from '../protocol/schema.js'
 import type { ObjectStore } from '../storage/object-store.js'
 import { RowValueConverter } from './duckdb-row-appender.js'
-import { type DuckDbRuntime, sqlIdent, sqlString } from './duckdb-runtime.js'
+import { type DuckDbRuntime, FILE_COL, sqlIdent, sqlString } from './duckdb-runtime.js'
 import { duckType, isPrimitive } from './duckdb-types.js'
 import { toJsValue } from './duckdb-values.js'
 import { type StagedFile, stageForRead } from './staging.js'
-
-/** Column the file scan adds for the file name; chosen not to collide with table columns. */
-const FILE_COL = '__delta_rlc_file'
 
 /**
  * The default {@link MergeExecutor}: one DuckDB connection per merge.

@@ -51,6 +51,13 @@ export class DuckDbRuntime {
 }
 
 /**
+ * Columns the engine adds when it reads data files (the file's name, its physical row
+ * position); named so that no table column collides with them.
+ */
+export const FILE_COL = '__delta_rlc_file'
+export const ROW_COL = '__delta_rlc_row'
+
+/**
  * Quotes a string as a SQL string literal.
  *
  * @param s - any string

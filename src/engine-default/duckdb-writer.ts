@@ -32,7 +32,7 @@ import {
   toPartitionInput,
   unknownColumn,
 } from './duckdb-row-appender.js'
-import { type DuckDbRuntime, sqlIdent, sqlString } from './duckdb-runtime.js'
+import { type DuckDbRuntime, FILE_COL, sqlIdent, sqlString } from './duckdb-runtime.js'
 import { duckType } from './duckdb-types.js'
 import { toJsValue } from './duckdb-values.js'
 import { fileStatsQuery } from './file-stats.js'
@@ -44,9 +44,6 @@ import {
   planWriteLayout,
   type WriteLayout,
 } from './write-layout.js'
-
-/** Column names the writer adds to file reads; chosen not to collide with table columns. */
-const FILE_COL = '__delta_rlc_file'
 
 /**
  * The default {@link DataWriter}: DuckDB writes every file (`COPY ... TO` a local scratch file,

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { DuckDBConnection } from '@duckdb/node-api'
 import type { ColumnSpec, DataFileRef } from '../engine/data-plane.js'
-import { sqlIdent, sqlString } from '../engine-default/duckdb-runtime.js'
+import { FILE_COL, ROW_COL, sqlIdent, sqlString } from '../engine-default/duckdb-runtime.js'
 import { duckType, isPrimitive } from '../engine-default/duckdb-types.js'
 import { type StagedFile, stageForRead } from '../engine-default/staging.js'
 import { InvalidArgumentError, isDeltaError, StorageError } from '../errors/index.js'
@@ -31,9 +31,6 @@ export interface SnapshotView {
   /** Drops the view and its helper tables, and deletes local copies of remote files. */
   release(): Promise<void>
 }
-
-const FILE_COL = '__delta_rlc_file'
-const ROW_COL = '__delta_rlc_row'
 
 /**
  * Defines a temporary DuckDB view that shows exactly the live rows of a table snapshot, so that
