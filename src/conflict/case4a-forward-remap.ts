@@ -4,28 +4,37 @@
  * remapped onto the OPTIMIZE output, through the composition tags on the OPTIMIZE's own source
  * tombstones, and the tombstones are re-pointed at the winner's post-images.
  *
+ * Successive winners on the same source compose (N-way): a re-pointed tombstone keeps the
+ * source's run and the deletion vector the compaction read in `remappedCompactionInfo`, so the
+ * next winner's pre-image is checked against the re-pointed tombstone while the rows are still
+ * ranked against the read-time gaps. (This replaces design decision 4, which aborted the second
+ * winner by rule: under continuous DML an OPTIMIZE could then never commit.)
+ *
  * The decision is all or nothing over the shared sources. Refused, with the file-level checks then
  * aborting, when
  * - a source the winner updated carries no usable composition tag (ZORDER, repartition, missing
  *   stats); a source the winner removed outright is left to the file-level checks, with that
  *   reason recorded;
- * - the source was already remapped against an earlier winner: its tombstone then holds that
- *   winner's deletion vector, not the one the compaction read, and the offsets would be wrong
- *   (design decision 4);
- * - the winner's pre-image of the source is not the deletion vector the compaction read, or its
- *   post-image does not contain it (design decision 10);
+ * - the winner's pre-image of the source is not the deletion vector the tombstone removes (the
+ *   one the compaction read, or the previous winner's after a re-point), or its post-image does
+ *   not contain it (design decision 10);
+ * - the tombstone's deletion vector does not contain the one the compaction read;
  * - a row falls outside the source's run, or a run overflows its output.
  * Shared sources with no new deletion reconcile as a no-op: only the tombstones are re-pointed
  * (design decision 6).
  */
 import { type Action, type AddFile, isAdd, isRemove, type RemoveFile } from '../protocol/actions.js'
-import { parseOptimizeSourceComposition, type SourceComposition } from './composition-tags.js'
+import {
+  parseOptimizeSourceComposition,
+  type SourceComposition,
+  withRemappedComposition,
+} from './composition-tags.js'
 import { newDeletionVectorDescriptor, readDeletionVector, sameDeletionVector } from './deletion-vectors.js'
 import { type FileActionIndex, indexFileActions, tombstoneOf, withNewDeletionVector } from './file-actions.js'
 import { deletionVectorsWritable, type PhaseInput, type PhaseOutcome, unchanged } from './phase.js'
 import { type NewDeletionVector, reconciliation } from './reconciliation.js'
 import { remapToOutput, runFitsOutput, withDeletedRows } from './row-remap.js'
-import { withActions, withForwardRemappedSources, withoutReadFiles } from './transaction-info.js'
+import { withActions, withoutReadFiles } from './transaction-info.js'
 
 /** A compacted source of the losing OPTIMIZE and where its rows went. */
 export interface CompactedSource {
@@ -100,9 +109,6 @@ export function reconcileForwardRemap(input: PhaseInput): PhaseOutcome {
   if (!compaction) return refuse(touched[0]!, 'this transaction is not a compaction (it changes data)')
   const sources = ownCompactedSources(own)
   for (const src of touched) {
-    if (txn.forwardRemappedSources.has(src)) {
-      return refuse(src, 'the source was already remapped against an earlier winner, which this rule forbids')
-    }
     if (!sources.has(src)) return refuse(src, 'the compaction recorded no usable composition for this source')
   }
 
@@ -114,22 +120,28 @@ export function reconcileForwardRemap(input: PhaseInput): PhaseOutcome {
     if (!sameDeletionVector(winner.dvUpdatePreImages.get(src)!.deletionVector, ownRemove.deletionVector)) {
       return refuse(
         src,
-        "the winner's pre-image of the source is not the deletion vector the compaction read",
+        "the winner's pre-image of the source is not the deletion vector the compaction's tombstone removes",
       )
     }
-    const read = readDeletionVector(ownRemove.deletionVector, fetched)
+    // `removed` is what the tombstone removes: the read-time DV, or the previous winner's after a
+    // re-point. `gaps` is the read-time DV, the rows the compaction did not write.
+    const removed = readDeletionVector(ownRemove.deletionVector, fetched)
+    const gaps = readDeletionVector(composition.readDeletionVector, fetched)
     const theirs = readDeletionVector(winner.dvUpdates.get(src)!.deletionVector, fetched)
-    if (read === undefined || theirs === undefined)
+    if (removed === undefined || gaps === undefined || theirs === undefined)
       return refuse(src, 'a deletion vector of the source was not loaded')
-    if (!read.isSubsetOf(theirs)) {
+    if (!gaps.isSubsetOf(removed)) {
+      return refuse(src, "the tombstone's deletion vector does not contain the one the compaction read")
+    }
+    if (!removed.isSubsetOf(theirs)) {
       return refuse(
         src,
         "the winner's deletion vector does not contain the read-time one (rows were restored)",
       )
     }
     if (!runFitsOutput(composition, output)) return refuse(src, "the source's run overflows its output")
-    const fresh = theirs.difference(read)
-    const rows = remapToOutput(fresh, read, composition)
+    const fresh = theirs.difference(removed)
+    const rows = remapToOutput(fresh, gaps, composition)
     fresh.dispose()
     if (rows === undefined) return refuse(src, "a deleted row falls outside the source's run in the output")
     const acc = rowsByOutput.get(output.path) ?? []
@@ -154,12 +166,10 @@ export function reconcileForwardRemap(input: PhaseInput): PhaseOutcome {
   }
   const newTombstones = new Map<string, RemoveFile>()
   for (const src of touched) {
-    // The tombstone must remove the live (path, DV) the winner left; it inherits the winner's
-    // tags, so the composition tags are gone and a later winner on this source cannot remap.
-    newTombstones.set(
-      src,
-      tombstoneOf(winner.dvUpdates.get(src)!, own.removes.get(src)!.deletionTimestamp, false),
-    )
+    // The tombstone must remove the live (path, DV) the winner left. Its DV is then no longer the
+    // read-time one, so the run moves to the tag that names the read-time DV.
+    const tombstone = tombstoneOf(winner.dvUpdates.get(src)!, own.removes.get(src)!.deletionTimestamp, false)
+    newTombstones.set(src, withRemappedComposition(tombstone, sources.get(src)!.composition))
   }
   const actions = txn.actions.map((a): Action => {
     if (isAdd(a)) {
@@ -172,7 +182,7 @@ export function reconcileForwardRemap(input: PhaseInput): PhaseOutcome {
     }
     return a
   })
-  const rewritten = withForwardRemappedSources(withoutReadFiles(withActions(txn, actions), touched), touched)
+  const rewritten = withoutReadFiles(withActions(txn, actions), touched)
   return Object.freeze({
     txn: rewritten,
     resolvedPaths: Object.freeze([...touched]),

@@ -11,8 +11,10 @@
  * - the transaction touched a compacted source other than by a deletion-vector update (it
  *   removed the file outright, for instance): remapping only the others would resurrect rows of
  *   that one (guard "H1");
- * - the deletion vector the compaction read for a source is not the one the transaction read
- *   (design decision 10), or the transaction's own deletion vector does not contain it;
+ * - the deletion vector the compaction's tombstone removes is not the one the transaction read
+ *   (design decision 10), or the transaction's own deletion vector does not contain it; after a
+ *   forward remap that tombstone holds a winner's deletion vector, and the rows are ranked
+ *   against the read-time one named by `remappedCompactionInfo`;
  * - a newly deleted row was already gone from the output, or falls outside the source's run.
  * Compacted sources the transaction touched but deleted nothing new from are dropped as a no-op
  * (design decision 6).
@@ -116,16 +118,22 @@ export function reconcileReverseRemap(input: PhaseInput): PhaseOutcome {
     if (!sameDeletionVector(compacted.deletionVector, ownRemove.deletionVector)) {
       return refuse(src, 'the compaction read another deletion vector of the source than this transaction')
     }
+    // `dropped`: the rows the output does not hold live (the tombstone's DV, which a forward remap
+    // may have grown past the read-time DV). `gaps`: the rows the compaction did not write.
     const dropped = readDeletionVector(compacted.deletionVector, fetched)
+    const gaps = readDeletionVector(composition.readDeletionVector, fetched)
     const read = readDeletionVector(ownRemove.deletionVector, fetched)
     const mine = readDeletionVector(ownAdd.deletionVector, fetched)
-    if (dropped === undefined || read === undefined || mine === undefined) {
+    if (dropped === undefined || gaps === undefined || read === undefined || mine === undefined) {
       return refuse(src, 'a deletion vector of the source was not loaded')
+    }
+    if (!gaps.isSubsetOf(dropped)) {
+      return refuse(src, "the compaction's tombstone does not contain the deletion vector it read")
     }
     if (!read.isSubsetOf(mine))
       return refuse(src, "this transaction's deletion vector does not contain its read-time one")
     if (!runFitsOutput(composition, output)) return refuse(src, "the source's run overflows its output")
-    const rows = remapFresh(mine, read, dropped, composition)
+    const rows = remapFresh(mine, read, dropped, gaps, composition)
     if (rows === undefined) return refuse(src, 'a deleted row is not a live row of the source in the output')
     const acc = rowsByOutput.get(output.path) ?? []
     acc.push(...rows)
@@ -170,13 +178,14 @@ function remapFresh(
   mine: RoaringBitmapArray,
   read: RoaringBitmapArray,
   dropped: RoaringBitmapArray,
+  gaps: RoaringBitmapArray,
   run: SourceComposition,
 ): number[] | undefined {
   const fresh = mine.difference(read)
   try {
-    // A row the compaction already left out cannot be deleted again in the output.
+    // A row the output no longer holds live cannot be deleted again in it.
     if (fresh.intersects(dropped)) return undefined
-    return remapToOutput(fresh, dropped, run)
+    return remapToOutput(fresh, gaps, run)
   } finally {
     fresh.dispose()
   }

@@ -8,19 +8,34 @@
  *
  * The source's read-time deletion vector stays on the tombstone, so the live run length is
  * `sourceNumPhysicalRecords - |tombstone DV|` and the gaps inside the run are rebuilt from that DV.
+ *
+ * A losing OPTIMIZE that remaps a winner's deletions (Case 4a) re-points the source's tombstone at
+ * the winner's post-image, whose deletion vector is no longer the one the compaction read. The two
+ * tags above would then describe a wrong run to any reader that derives the run from the
+ * tombstone's DV, so they are replaced by one tag of this engine's, `remappedCompactionInfo`: a
+ * JSON object with `compactedInto` (the output path), `rowOffsetInTarget`,
+ * `sourceNumPhysicalRecords` and `readDeletionVector` (the deletion vector the compaction read, as
+ * a DV descriptor, or null when the source had none). The run is then derived from
+ * `readDeletionVector`, and the tombstone's DV must contain it.
  */
+import { InvalidTableError } from '../errors/index.js'
+import { parseDeletionVectorDescriptor } from '../protocol/action-json.js'
 import {
   type AddFile,
   createRemoveFile,
+  type DeletionVectorDescriptor,
   type NullableStringMap,
   type RemoveFile,
 } from '../protocol/actions.js'
+import { normalizeJsonValue, parseJsonText, stringifyJson } from '../protocol/json-text.js'
 import { parseStats } from '../protocol/stats.js'
 
 /** Tag naming the compaction output of a source. */
 export const COMPACTED_INTO_TAG = 'compactedInto'
 /** Tag holding the source's run in the output. */
 export const COMPACTION_INFO_TAG = 'compactionInfo'
+/** Tag holding the run of a source whose tombstone a forward remap re-pointed. */
+export const REMAPPED_COMPACTION_INFO_TAG = 'remappedCompactionInfo'
 
 /** Where a compacted source's live rows sit in its output. */
 export interface SourceComposition {
@@ -30,15 +45,24 @@ export interface SourceComposition {
   readonly outputStart: number
   /** The source's live rows at compaction time, written contiguously from `outputStart`. */
   readonly liveCount: number
+  /** The source's physical row count (live rows plus the rows of `readDeletionVector`). */
+  readonly physicalRecords: number
+  /**
+   * The deletion vector the compaction read (the gaps of the run), undefined for none. It is the
+   * tombstone's own unless a forward remap re-pointed the tombstone since.
+   */
+  readonly readDeletionVector: DeletionVectorDescriptor | undefined
 }
 
 /**
- * Reads the composition of one compacted source from its tombstone.
+ * Reads the composition of one compacted source from its tombstone: from the `compactedInto` and
+ * `compactionInfo` tags, or from `remappedCompactionInfo` on a re-pointed tombstone.
  *
  * Unknown fields are ignored. Anything the contiguous remap cannot model gives `undefined`, and
  * the caller falls back to the file-level checks: a missing tag, malformed JSON, an output not in
  * `allowedOutputPaths`, more than one output or entry (a source split over several runs), a
- * missing, negative or non-integer number, or a deletion vector larger than the physical count.
+ * missing, negative or non-integer number, a read-time deletion vector larger than the physical
+ * count or than the tombstone's, or both tag forms at once.
  *
  * @param remove - the source's tombstone
  * @param allowedOutputPaths - the paths of the outputs added by the same commit
@@ -50,22 +74,70 @@ export function parseOptimizeSourceComposition(
 ): SourceComposition | undefined {
   const into = remove.tags?.[COMPACTED_INTO_TAG]
   const info = remove.tags?.[COMPACTION_INFO_TAG]
+  const remapped = remove.tags?.[REMAPPED_COMPACTION_INFO_TAG]
+  if (typeof remapped === 'string') {
+    if (into !== undefined || info !== undefined) return undefined
+    return parseRemappedComposition(remapped, remove, allowedOutputPaths)
+  }
   if (typeof into !== 'string' || typeof info !== 'string') return undefined
   const outputs = parseJsonArray(into)
   const entries = parseJsonArray(info)
   if (outputs?.length !== 1 || entries?.length !== 1) return undefined
-  const outputPath = outputs[0]
   const entry = entries[0]
-  if (typeof outputPath !== 'string' || !allowedOutputPaths.has(outputPath)) return undefined
   if (entry === null || typeof entry !== 'object' || Array.isArray(entry)) return undefined
   const fields = entry as Record<string, unknown>
-  const outputStart = fields.rowOffsetInTarget
-  const physical = fields.sourceNumPhysicalRecords
-  if (!isCount(outputStart) || !isCount(physical)) return undefined
-  const deleted = remove.deletionVector === undefined ? 0n : remove.deletionVector.cardinality
-  const liveCount = BigInt(physical) - deleted
-  if (liveCount < 0n) return undefined
-  return Object.freeze({ outputPath, outputStart, liveCount: Number(liveCount) })
+  return composition(
+    outputs[0],
+    fields.rowOffsetInTarget,
+    fields.sourceNumPhysicalRecords,
+    remove.deletionVector,
+    allowedOutputPaths,
+  )
+}
+
+/**
+ * The tag that replaces the composition tags on a tombstone re-pointed by a forward remap.
+ *
+ * @param run - the source's composition, as parsed from the tombstone before the re-point
+ * @returns the tag
+ */
+export function remappedCompositionTag(run: SourceComposition): Readonly<Record<string, string>> {
+  const dv = run.readDeletionVector
+  return Object.freeze({
+    [REMAPPED_COMPACTION_INFO_TAG]: stringifyJson({
+      compactedInto: run.outputPath,
+      rowOffsetInTarget: run.outputStart,
+      sourceNumPhysicalRecords: run.physicalRecords,
+      readDeletionVector:
+        dv === undefined
+          ? null
+          : {
+              storageType: dv.storageType,
+              pathOrInlineDv: dv.pathOrInlineDv,
+              offset: dv.offset,
+              sizeInBytes: dv.sizeInBytes,
+              cardinality: dv.cardinality,
+              maxRowIndex: dv.maxRowIndex,
+            },
+    }),
+  })
+}
+
+/**
+ * A tombstone re-pointed by a forward remap, tagged with the source's run: the composition tags
+ * the re-pointed tombstone inherited are dropped and `remappedCompactionInfo` is set.
+ *
+ * @param remove - the re-pointed tombstone (the tombstone of the winner's post-image)
+ * @param run - the source's composition before the re-point
+ * @returns the tagged tombstone
+ */
+export function withRemappedComposition(remove: RemoveFile, run: SourceComposition): RemoveFile {
+  const kept: Record<string, string | null> = {}
+  for (const [k, v] of Object.entries(remove.tags ?? {})) {
+    if (k !== COMPACTED_INTO_TAG && k !== COMPACTION_INFO_TAG && k !== REMAPPED_COMPACTION_INFO_TAG)
+      kept[k] = v
+  }
+  return createRemoveFile({ ...remove, tags: { ...kept, ...remappedCompositionTag(run) } })
 }
 
 /**
@@ -135,6 +207,60 @@ export function withCompositionTags(remove: RemoveFile, tags: Readonly<Record<st
 }
 
 // === Internals ===
+
+function parseRemappedComposition(
+  text: string,
+  remove: RemoveFile,
+  allowedOutputPaths: ReadonlySet<string>,
+): SourceComposition | undefined {
+  let raw: unknown
+  try {
+    raw = parseJsonText(text)
+  } catch {
+    return undefined
+  }
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) return undefined
+  const fields = raw as Record<string, unknown>
+  let read: DeletionVectorDescriptor | undefined
+  if (fields.readDeletionVector !== null && fields.readDeletionVector !== undefined) {
+    try {
+      read = parseDeletionVectorDescriptor(fields.readDeletionVector)
+    } catch (err) {
+      if (err instanceof InvalidTableError) return undefined
+      throw err
+    }
+  }
+  // The tombstone removes what the winner left: it holds at least the rows the compaction skipped.
+  const tombstoneCardinality = remove.deletionVector?.cardinality ?? 0n
+  if ((read?.cardinality ?? 0n) > tombstoneCardinality) return undefined
+  return composition(
+    fields.compactedInto,
+    normalizeJsonValue(fields.rowOffsetInTarget),
+    normalizeJsonValue(fields.sourceNumPhysicalRecords),
+    read,
+    allowedOutputPaths,
+  )
+}
+
+function composition(
+  outputPath: unknown,
+  outputStart: unknown,
+  physical: unknown,
+  read: DeletionVectorDescriptor | undefined,
+  allowedOutputPaths: ReadonlySet<string>,
+): SourceComposition | undefined {
+  if (typeof outputPath !== 'string' || !allowedOutputPaths.has(outputPath)) return undefined
+  if (!isCount(outputStart) || !isCount(physical)) return undefined
+  const liveCount = BigInt(physical) - (read === undefined ? 0n : read.cardinality)
+  if (liveCount < 0n) return undefined
+  return Object.freeze({
+    outputPath,
+    outputStart,
+    liveCount: Number(liveCount),
+    physicalRecords: physical,
+    readDeletionVector: read,
+  })
+}
 
 function parseJsonArray(text: string): unknown[] | undefined {
   try {

@@ -50,8 +50,11 @@ export {
   compositionTags,
   parseOptimizeSourceComposition,
   planCompositionTags,
+  REMAPPED_COMPACTION_INFO_TAG,
+  remappedCompositionTag,
   type SourceComposition,
   withCompositionTags,
+  withRemappedComposition,
 } from './composition-tags.js'
 export {
   dvUniqueId,
@@ -111,7 +114,6 @@ export {
   type TransactionInfo,
   type TransactionInfoInput,
   withActions,
-  withForwardRemappedSources,
   withoutReadFiles,
   withProtocol,
 } from './transaction-info.js'

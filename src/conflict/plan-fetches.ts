@@ -18,6 +18,7 @@ import { dvUnionCandidates } from './case2-dv-union.js'
 import { excludeNoDataChangeAdds, excludeNoDataChangeRemoves } from './case3-no-data-change.js'
 import { forwardRemapTouched, ownCompactedSources } from './case4a-forward-remap.js'
 import { reverseRemapTouched } from './case4b-reverse-remap.js'
+import { parseOptimizeSourceComposition } from './composition-tags.js'
 import { dvUniqueId, needsFetch } from './deletion-vectors.js'
 import {
   type DeletionVectorRequest,
@@ -68,15 +69,23 @@ export function planConflictFetches(
     for (const path of forwardRemapTouched({ txn, winner })) {
       want(own.removes.get(path)?.deletionVector, path)
       want(winner.dvUpdates.get(path)?.deletionVector, path)
-      const output = sources.get(path)?.output
-      if (output !== undefined) want(output.deletionVector, output.path)
+      const source = sources.get(path)
+      if (source !== undefined) {
+        want(source.composition.readDeletionVector, path)
+        want(source.output.deletionVector, source.output.path)
+      }
     }
   }
 
   if (flags.optimizeReverseReconciliation) {
     const touched = reverseRemapTouched({ txn, winner })
     if (touched.length > 0) {
-      for (const r of winner.removedFiles) if (touched.includes(r.path)) want(r.deletionVector, r.path)
+      const outputs = new Set(winner.addedFiles.map((f) => f.path))
+      for (const r of winner.removedFiles) {
+        if (!touched.includes(r.path)) continue
+        want(r.deletionVector, r.path)
+        want(parseOptimizeSourceComposition(r, outputs)?.readDeletionVector, r.path)
+      }
       for (const path of touched) {
         want(own.removes.get(path)?.deletionVector, path)
         want(own.adds.get(path)?.deletionVector, path)

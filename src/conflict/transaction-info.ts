@@ -97,12 +97,6 @@ export interface TransactionInfo {
   readonly isAppendOnly: boolean
   /** The actions carry a `metaData`. */
   readonly metadataChanged: boolean
-  /**
-   * Sources whose tombstones a forward remap (Case 4a) already re-pointed onto an earlier
-   * winner's post-image. Carried across winners so a second winner on the same source aborts by
-   * rule (design decision 4).
-   */
-  readonly forwardRemappedSources: ReadonlySet<string>
 }
 
 // === Construction ===
@@ -162,7 +156,6 @@ export function createTransactionInfo(input: TransactionInfoInput): TransactionI
     metadata: input.metadata,
     protocol: input.protocol,
     isBlindAppend: computeBlindAppend(actions, readPredicates, readFiles, readWholeTable),
-    forwardRemappedSources: new Set(),
   })
 }
 
@@ -200,19 +193,6 @@ export function withoutReadFiles(txn: TransactionInfo, paths: Iterable<string>):
  */
 export function withProtocol(txn: TransactionInfo, protocol: Protocol): TransactionInfo {
   return build({ ...txn, protocol })
-}
-
-/**
- * A copy that remembers sources re-pointed by a forward remap.
- *
- * @param txn - the transaction
- * @param sources - source paths just remapped
- * @returns the updated copy
- */
-export function withForwardRemappedSources(txn: TransactionInfo, sources: Iterable<string>): TransactionInfo {
-  const next = new Set(txn.forwardRemappedSources)
-  for (const s of sources) next.add(s)
-  return build({ ...txn, forwardRemappedSources: next })
 }
 
 // === Isolation level ===
@@ -301,7 +281,6 @@ interface Fields {
   readonly metadata: Metadata
   readonly protocol: Protocol
   readonly isBlindAppend: boolean
-  readonly forwardRemappedSources: ReadonlySet<string>
 }
 
 function build(f: Fields): TransactionInfo {
@@ -326,7 +305,6 @@ function build(f: Fields): TransactionInfo {
     isBlindAppend: f.isBlindAppend,
     isAppendOnly,
     metadataChanged,
-    forwardRemappedSources: f.forwardRemappedSources,
   })
 }
 

@@ -38,7 +38,10 @@ export class DuckDbDataPlane implements DataPlane {
     const con = prepared.con
     try {
       const select = request.columns.map((c, i) => `${prepared.columnSql(c)} AS c${i}`).join(', ')
-      const result = await con.stream(`SELECT ${select || '1'} ${prepared.fromWhere}`)
+      const order = request.physicalOrder
+        ? ` ORDER BY list_position([${prepared.paths.map(sqlString).join(', ')}], d.${FILE_COL}), d.${ROW_COL}`
+        : ''
+      const result = await con.stream(`SELECT ${select || '1'} ${prepared.fromWhere}${order}`)
       let batch: Record<string, unknown>[] = []
       for (;;) {
         request.signal?.throwIfAborted()

@@ -48,6 +48,11 @@ export interface ScanRequest {
   readonly predicate?: Expression | undefined
   /** Rows per yielded batch (a hint). */
   readonly batchSize?: number | undefined
+  /**
+   * Rows in the order of `files`, and inside a file in physical row order (by default the order
+   * is whatever the data plane finds fastest).
+   */
+  readonly physicalOrder?: boolean | undefined
   readonly signal?: AbortSignal | undefined
 }
 

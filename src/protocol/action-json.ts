@@ -286,6 +286,24 @@ export function parseAction(raw: unknown, ctx: ActionContext = {}): Action | und
 }
 
 /**
+ * Validates a deletion-vector descriptor decoded from JSON, shaped as `add.deletionVector` (used
+ * where a descriptor is carried outside an action, such as in a tag).
+ *
+ * @param raw - the decoded descriptor object
+ * @param ctx - where it came from, for error messages
+ * @returns the frozen descriptor
+ * @throws {InvalidTableError} `malformed-action` when it is not a well-formed descriptor
+ */
+export function parseDeletionVectorDescriptor(
+  raw: unknown,
+  ctx: ActionContext = {},
+): DeletionVectorDescriptor {
+  const scope: FieldScope = { what: 'descriptor', ctx, mode: 'json' }
+  const dv = readDeletionVector({ deletionVector: raw }, scope)
+  return dv ?? failField(scope, 'deletionVector', 'is required but missing')
+}
+
+/**
  * Validates one row of a checkpoint into an action. The row has one column per action kind
  * (`{ add: {...}, remove: null, metaData: null, ... }`) with at most one non-null; integers may be
  * `bigint`, `number` or numeric strings, and maps plain objects, `Map`s or entry lists, as

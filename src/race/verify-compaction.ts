@@ -1,12 +1,12 @@
 /**
  * Checks the composition tags of every OPTIMIZE of a race against the files themselves: for each
- * tagged source, its live rows at compaction time (by key, the race's keys being unique) must sit
- * in the output exactly at `[rowOffsetInTarget, rowOffsetInTarget + live)`. A wrong offset would
- * make a later remap (Cases 4a and 4b) delete the wrong rows, so it is checked directly, not only
- * through its consequences.
+ * tagged source (re-pointed ones included), its live rows at compaction time must sit in the
+ * output exactly at `[rowOffsetInTarget, rowOffsetInTarget + live)`, in the source's physical
+ * order (compared by key, the race's keys being unique). A wrong offset would make a later remap
+ * (Cases 4a and 4b) delete the wrong rows, so it is checked directly, not only through its
+ * consequences.
  */
 import { parseOptimizeSourceComposition } from '../conflict/composition-tags.js'
-import { parsePredicate } from '../expressions/parse-predicate.js'
 import { parseCommitFile } from '../protocol/action-json.js'
 import type { AddFile, RemoveFile } from '../protocol/actions.js'
 import { commitKey } from '../protocol/log-files.js'
@@ -31,7 +31,8 @@ export interface CompactionCheck {
 }
 
 /**
- * Checks the tagged tombstones of the OPTIMIZE commits among `versions`.
+ * Checks the tagged tombstones of the OPTIMIZE commits among `versions`. Each file is read once,
+ * in physical order; the output of one OPTIMIZE, usually a source of the next, is kept for it.
  *
  * @param table - the race table
  * @param versions - commit versions whose operation is OPTIMIZE
@@ -44,6 +45,19 @@ export async function checkCompactionOffsets(
   const engine = table.engine
   const snap = await table.snapshot()
   const idColumn = columnSpecs(snap, ['id'])
+  const cache = new Map<string, readonly string[]>()
+  const physicalIds = async (path: string, partitionValues: AddFile['partitionValues']) => {
+    const hit = cache.get(path)
+    if (hit !== undefined) return hit
+    const ids: string[] = []
+    const files = [{ key: keyOf(path), partitionValues }]
+    for await (const batch of engine.data.scan({ files, columns: idColumn, physicalOrder: true })) {
+      for (const row of batch) ids.push(String(row.id))
+    }
+    if (cache.size >= CACHED_FILES) cache.delete(cache.keys().next().value as string)
+    cache.set(path, ids)
+    return ids
+  }
   let sources = 0
   for (const version of versions) {
     const key = commitKey(BigInt(version))
@@ -61,40 +75,28 @@ export async function checkCompactionOffsets(
       const comp = parseOptimizeSourceComposition(r, new Set(outputs.keys()))
       if (comp === undefined) continue
       sources++
-      const deleted = r.deletionVector
-        ? (await loadDeletionVector(engine, r.deletionVector)).toArray()
-        : undefined
-      const sourceRef = { key: keyOf(r.path), deletedRows: deleted, partitionValues: r.partitionValues ?? {} }
-      const ids: string[] = []
-      for await (const batch of engine.data.scan({ files: [sourceRef], columns: idColumn })) {
-        for (const row of batch) ids.push(String(row.id))
-      }
       const mismatch = (message: string): CompactionCheck => ({
         sources,
         mismatch: { version, source: r.path, output: comp.outputPath, message },
       })
-      if (ids.length !== comp.liveCount) {
+      // The rows the compaction skipped: the tombstone's DV, or after a forward remap re-pointed
+      // the tombstone, the read-time DV its tag names.
+      const skipped = comp.readDeletionVector
+        ? await loadDeletionVector(engine, comp.readDeletionVector)
+        : undefined
+      const live = (await physicalIds(r.path, r.partitionValues ?? {})).filter((_, i) => !skipped?.has(i))
+      skipped?.dispose()
+      if (live.length !== comp.liveCount) {
         return mismatch(
-          `OPTIMIZE at version ${version}: source ${r.path} had ${ids.length} live rows, its tag says ${comp.liveCount}`,
+          `OPTIMIZE at version ${version}: source ${r.path} had ${live.length} live rows, its tag says ${comp.liveCount}`,
         )
       }
-      if (ids.length === 0) continue
-      const [found] = await engine.data.matchPositions({
-        files: [
-          {
-            key: keyOf(comp.outputPath),
-            partitionValues: outputs.get(comp.outputPath)?.partitionValues ?? {},
-          },
-        ],
-        predicate: parsePredicate(`id IN (${ids.join(', ')})`),
-        predicateColumns: idColumn,
-      })
-      const positions = [...(found?.positions ?? [])].sort((a, b) => a - b)
-      const first = positions[0] ?? -1
-      const contiguous = positions.length === ids.length && positions.every((p, i) => p === first + i)
-      if (!contiguous || first !== comp.outputStart) {
+      const output = await physicalIds(comp.outputPath, outputs.get(comp.outputPath)?.partitionValues ?? {})
+      const at = live.findIndex((id, k) => output[comp.outputStart + k] !== id)
+      if (at >= 0) {
+        const row = comp.outputStart + at
         return mismatch(
-          `OPTIMIZE at version ${version}: the ${ids.length} live rows of source ${r.path} sit at output rows ${describe(positions)} of ${comp.outputPath}, but its tag says ${comp.outputStart}..${comp.outputStart + comp.liveCount - 1}`,
+          `OPTIMIZE at version ${version}: live row ${at} of source ${r.path} (id ${live[at]}) should sit at row ${row} of ${comp.outputPath}, which holds ${output[row] === undefined ? 'no row' : `id ${output[row]}`}`,
         )
       }
     }
@@ -102,16 +104,10 @@ export async function checkCompactionOffsets(
   return { sources }
 }
 
+/** Files whose ids stay in memory between OPTIMIZE commits. */
+const CACHED_FILES = 16
+
 function keyOf(path: string): string {
   const d = decodeAddPath(path)
   return d.kind === 'relative' ? d.key : path
-}
-
-function describe(positions: readonly number[]): string {
-  if (positions.length === 0) return '(none)'
-  const first = positions[0] as number
-  const last = positions.at(-1) as number
-  return last - first + 1 === positions.length
-    ? `${first}..${last}`
-    : `${positions.length} scattered from ${first} to ${last}`
 }

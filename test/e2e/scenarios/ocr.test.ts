@@ -13,6 +13,7 @@ import { parseOptimizeSourceComposition } from '../../../src/conflict/compositio
 import { buildOptimize, type OptimizeOptions } from '../../../src/ops/optimize.js'
 import type { AddFile, RemoveFile } from '../../../src/protocol/actions.js'
 import { parseStats } from '../../../src/protocol/stats.js'
+import { checkCompactionOffsets } from '../../../src/race/verify-compaction.js'
 import { createLocalStore } from '../../../src/storage/index.js'
 import type { DeltaTable } from '../../../src/table/delta-table.js'
 import type { CommitResult } from '../../../src/txn/commit-result.js'
@@ -261,20 +262,66 @@ describe('OCR: forward remap, OPTIMIZE loses to DML (Case 4a)', () => {
     assert.deepEqual(await liveIds(loser), idsOf(ALL, span(100, 200)))
   })
 
-  it('design decision 4: a compaction loser aborts by rule when a second winner deletes from a source already remapped', async () => {
+  it('successive winners on one source compose, and a DML losing to that OPTIMIZE is remapped through the re-pointed tombstone', async () => {
+    // Replaces design decision 4 (abort the second winner by rule). The middle file has a
+    // read-time DV ({0..4}), so a remap that ranked rows against a winner's DV instead of the
+    // read-time one would delete the wrong ids.
     const { dir, loser, winner } = await base('all', 'all')
+    await winner.delete('id >= 100 AND id < 105')
+    const middle = await fileHolding(loser, dir, 150)
+    const first = await liveFiles(loser)
     const txn = await loser.begin()
     await txn.optimize()
-    const first = await winner.delete('id = 150')
-    const second = await winner.delete('id = 50 OR id = 160')
-    const error = aborted(await settle(txn.commit()), {
-      winnerVersion: second.version,
-      refused: /already remapped against an earlier winner/,
-    })
-    assert.ok(removesOf(await commitActions(dir, second.version)).some((r) => r.path === error.file))
-    assert.ok(first.committed)
-    assert.deepEqual(await liveIds(loser), idsOf(ALL, [50, 150, 160]))
-    assert.equal((await liveFiles(loser)).length, 3)
+    const w1 = await winner.delete('id = 150')
+    const w2 = await winner.delete('id = 50 OR id = 160')
+    const late = await winner.begin()
+    await late.delete('id = 170')
+    const r = committed(await settle(txn.commit()))
+    const low = first.find((f) => f.path !== middle.path && Number(parseStats(f.stats)?.minValues?.id) === 0)!
+    assertReconciled(r, [
+      {
+        kind: 'case4a-forward-remap',
+        winnerVersion: w1.version,
+        winnerOperation: 'DELETE',
+        files: [middle.path],
+        rows: 1,
+      },
+      {
+        kind: 'case4a-forward-remap',
+        winnerVersion: w2.version,
+        winnerOperation: 'DELETE',
+        files: [middle.path, low.path],
+        rows: 2,
+      },
+    ])
+    const tombstones = removesOf(await commitActions(dir, r.version))
+    const output = addsOf(await commitActions(dir, r.version))[0]!
+    const repointed = tombstones.find((t) => t.path === middle.path)!
+    assert.equal(
+      compositionOf(repointed),
+      undefined,
+      'the standard tags are gone from the re-pointed tombstone',
+    )
+    const run = parseOptimizeSourceComposition(repointed, new Set([output.path]))
+    assert.equal(run?.liveCount, 95)
+    assert.equal(Number(run?.readDeletionVector?.cardinality), 5)
+    assert.equal(Number(repointed.deletionVector?.cardinality), 7)
+    const offsets = await checkCompactionOffsets(loser, [Number(r.version)])
+    assert.deepEqual(offsets, { sources: 3 })
+
+    const l = committed(await settle(late.commit()))
+    assertReconciled(l, [
+      {
+        kind: 'case4b-reverse-remap',
+        winnerVersion: r.version,
+        winnerOperation: 'OPTIMIZE',
+        files: [middle.path],
+        rows: 1,
+      },
+    ])
+    assert.deepEqual(await liveIds(loser), idsOf(ALL, [...span(100, 105), 50, 150, 160, 170]))
+    assert.equal((await liveFiles(loser)).length, 1)
+    assert.deepEqual(await dvCards(loser), [4])
   })
 
   it('OCR-11 partitioned OPTIMIZE capture reports the partition ordering (no sort above the capture)', async () => {

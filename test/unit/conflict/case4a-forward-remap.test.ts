@@ -1,10 +1,15 @@
 /**
  * Case 4a: a compaction OPTIMIZE (loser) against a DML (winner), at the action level
- * (scenarios.md OCR-01..08 and the decisions 4, 6 and 10 of design/README.md).
+ * (scenarios.md OCR-01..08, the decisions 6 and 10 of design/README.md, and successive winners on
+ * one source, which compose through the re-pointed tombstone's `remappedCompactionInfo`).
  */
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import type { ConflictCheckResult } from '../../../src/conflict/check-conflicts.js'
+import {
+  parseOptimizeSourceComposition,
+  REMAPPED_COMPACTION_INFO_TAG,
+} from '../../../src/conflict/composition-tags.js'
 import { DEFAULT_CONFLICT_FLAGS } from '../../../src/conflict/flags.js'
 import { planConflictFetches } from '../../../src/conflict/plan-fetches.js'
 import type { TransactionInfo } from '../../../src/conflict/transaction-info.js'
@@ -89,7 +94,7 @@ describe('Case 4a remaps a winner DML onto the losing compaction (OCR)', () => {
   ]
   for (const [id, r, expected] of commits) {
     it(`${id}: both commit, the output carries DV ${JSON.stringify(expected)}`, () => {
-      const { result, post, w } = race(r)
+      const { result, post, w, txn } = race(r)
       assert.equal(outcomeOf(result), 'ok')
       const out = adds(result)
       assert.equal(out.length, 1)
@@ -114,7 +119,16 @@ describe('Case 4a remaps a winner DML onto the losing compaction (OCR)', () => {
         ]),
         [['case4a-forward-remap', 2n, w.operation, [target.path], expected.length]],
       )
-      assert.deepEqual([...result.txn.forwardRemappedSources], [target.path])
+      // The re-pointed tombstone keeps the source's run, ranked against the read-time DV.
+      const outputs = new Set(['out.parquet'])
+      const before = txn.actions
+        .flatMap((a) => ('remove' in a ? [a.remove] : []))
+        .find((t) => t.path === target.path)!
+      assert.deepEqual(
+        parseOptimizeSourceComposition(target, outputs),
+        parseOptimizeSourceComposition(before, outputs),
+      )
+      assert.ok(target.tags?.[REMAPPED_COMPACTION_INFO_TAG] !== undefined)
       assert.equal(result.txn.readFiles.has(target.path), false)
       assert.equal(result.newDeletionVectors.length, 1)
       assert.equal(result.newDeletionVectors[0]!.dataFilePath, 'out.parquet')
@@ -144,15 +158,65 @@ describe('Case 4a remaps a winner DML onto the losing compaction (OCR)', () => {
 })
 
 describe('Case 4a safety rules', () => {
-  it('decision 4: a second winner on an already remapped source aborts by rule', () => {
+  it('successive winners on the same source compose: the second one is remapped too', () => {
     const { result, store, post } = race({ winnerDeletes: [1, [50]] })
-    assert.equal(result.kind, 'ok')
     const txn = (result as { txn: TransactionInfo }).txn
     const s1AfterW1 = { ...source(1), deletionVector: post }
-    const w2 = dmlWinner(3n, dvUpdate(s1AfterW1, store.dv('w2', [50, 60])))
-    const second = check(txn, w2, ON, store.facts())
+    const w2Dv = store.dv('w2', [50, 60])
+    const second = check(txn, dmlWinner(3n, dvUpdate(s1AfterW1, w2Dv)), ON, store.facts())
+    assert.equal(outcomeOf(second), 'ok')
+    assert.deepEqual(rowsOf(adds(second)[0]!.deletionVector), [150, 160])
+    const tomb = removes(second).find((t) => t.path === 's1.parquet')!
+    assert.deepEqual(tomb.deletionVector, w2Dv)
+    assert.deepEqual(
+      parseOptimizeSourceComposition(tomb, new Set(['out.parquet']))?.readDeletionVector,
+      undefined,
+    )
+    if (second.kind === 'ok') assert.equal(second.reconciliations[0]?.detail.rows, 1)
+  })
+
+  it('successive winners rank rows against the read-time DV, not the previous winner', () => {
+    // s1 had {0} when OPTIMIZE read it: rows 50 and 60 land at 100 + 49 and 100 + 59. Ranked
+    // against the first winner's {0, 50}, row 60 would land one row too early, at 158.
+    const { result, store, post } = race({ s1Base: [0], winnerDeletes: [1, [50]] })
+    const txn = (result as { txn: TransactionInfo }).txn
+    const s1AfterW1 = { ...source(1), deletionVector: post }
+    const second = check(
+      txn,
+      dmlWinner(3n, dvUpdate(s1AfterW1, store.dv('w2', [0, 50, 60]))),
+      ON,
+      store.facts(),
+    )
+    assert.deepEqual(rowsOf(adds(second)[0]!.deletionVector), [149, 159])
+    const tomb = removes(second).find((t) => t.path === 's1.parquet')!
+    assert.equal(
+      parseOptimizeSourceComposition(
+        tomb,
+        new Set(['out.parquet']),
+      )?.readDeletionVector?.pathOrInlineDv.startsWith('base'),
+      true,
+    )
+  })
+
+  it("a second winner whose pre-image is the read-time DV, not the re-pointed tombstone's, aborts", () => {
+    const { result, store } = race({ winnerDeletes: [1, [50]] })
+    const txn = (result as { txn: TransactionInfo }).txn
+    const second = check(txn, dmlWinner(3n, dvUpdate(source(1), store.dv('w2', [60]))), ON, store.facts())
     assert.equal(second.kind, 'conflict')
-    if (second.kind === 'conflict') assert.match(second.error.reconcileRefused ?? '', /already remapped/)
+    if (second.kind === 'conflict') assert.match(second.error.reconcileRefused ?? '', /pre-image/)
+  })
+
+  it('a re-pointed tombstone whose read-time DV the loop did not load makes the remap refuse', () => {
+    const { result, store, post } = race({ s1Base: [0], winnerDeletes: [1, [50]] })
+    const txn = (result as { txn: TransactionInfo }).txn
+    const w2 = dmlWinner(3n, dvUpdate({ ...source(1), deletionVector: post }, store.dv('w2', [0, 50, 60])))
+    const facts = store.facts()
+    const withoutBase = new Map([...facts.deletionVectors].filter(([k]) => !k.startsWith('ubase')))
+    const second = check(txn, w2, ON, { deletionVectors: withoutBase, rowMatches: new Map() })
+    assert.equal(second.kind, 'conflict')
+    if (second.kind === 'conflict') assert.match(second.error.reconcileRefused ?? '', /not loaded/)
+    const plan = planConflictFetches(txn, w2, ON)
+    assert.ok(plan.deletionVectors.some((d) => d.key.startsWith('ubase')))
   })
 
   it('different sources across successive winners compose on the same output', () => {

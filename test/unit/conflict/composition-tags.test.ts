@@ -10,9 +10,12 @@ import {
   compositionTags,
   parseOptimizeSourceComposition,
   planCompositionTags,
+  REMAPPED_COMPACTION_INFO_TAG,
   withCompositionTags,
+  withRemappedComposition,
 } from '../../../src/conflict/composition-tags.js'
 import { initDeletionVectors } from '../../../src/dv/initialization.js'
+import { parseCommitFile, serializeCommit } from '../../../src/protocol/action-json.js'
 import type { NullableStringMap } from '../../../src/protocol/actions.js'
 import { add, inlineDv, remove } from './factories.js'
 
@@ -53,10 +56,13 @@ describe('parseOptimizeSourceComposition', () => {
   ]
   for (const [name, t, card] of parsed) {
     it(`${name}: (out.parquet, 100, 90)`, () => {
-      assert.deepEqual(parseOptimizeSourceComposition(source(t, card), outputs), {
+      const tomb = source(t, card)
+      assert.deepEqual(parseOptimizeSourceComposition(tomb, outputs), {
         outputPath: 'out.parquet',
         outputStart: 100,
         liveCount: 90,
+        physicalRecords: 90 + card,
+        readDeletionVector: tomb.deletionVector,
       })
     })
   }
@@ -159,6 +165,8 @@ describe('planCompositionTags (the write side)', () => {
       outputPath: 'out.parquet',
       outputStart: 50,
       liveCount: 97,
+      physicalRecords: 100,
+      readDeletionVector: b.deletionVector,
     })
   })
 
@@ -184,6 +192,96 @@ describe('planCompositionTags (the write side)', () => {
   for (const [what, sources, written] of untrusted) {
     it(`refuses to tag ${what}`, () => {
       assert.equal(planCompositionTags('out.parquet', sources, written), undefined)
+    })
+  }
+})
+
+describe('remappedCompactionInfo (a tombstone re-pointed by a forward remap)', () => {
+  const readDv = inlineDv([0, 3, 6])
+  const grown = inlineDv([0, 3, 6, 40, 41])
+  const original = withCompositionTags(
+    remove('src.parquet', { dv: readDv }),
+    compositionTags('out.parquet', 100, 90),
+  )
+  const run = parseOptimizeSourceComposition(original, outputs)!
+  const repointed = withRemappedComposition(
+    remove('src.parquet', { dv: grown, tags: { [COMPACTED_INTO_TAG]: '["x"]', keep: 'me' } }),
+    run,
+  )
+
+  it('keeps the run and the read-time DV while the tombstone holds a grown one', () => {
+    assert.deepEqual(parseOptimizeSourceComposition(repointed, outputs), run)
+    assert.equal(run.liveCount, 87)
+  })
+
+  it('drops the standard tags, so a reader deriving the run from the tombstone DV finds none', () => {
+    assert.equal(repointed.tags?.[COMPACTED_INTO_TAG], undefined)
+    assert.equal(repointed.tags?.[COMPACTION_INFO_TAG], undefined)
+    assert.equal(repointed.tags?.keep, 'me')
+  })
+
+  it('survives a round trip through a commit file, file-backed descriptor and 64-bit cardinality included', () => {
+    const fileDv = {
+      storageType: 'u' as const,
+      pathOrInlineDv: 'ab^-aqEH.-t@S}K{vb[*k^',
+      offset: 4,
+      sizeInBytes: 40,
+      cardinality: 3n,
+      maxRowIndex: 9007199254740993n,
+    }
+    const r = { ...run, readDeletionVector: fileDv }
+    const tomb = withRemappedComposition(remove('src.parquet', { dv: grown }), r)
+    const [back] = parseCommitFile(serializeCommit([{ remove: tomb }]))
+    assert.ok(back && 'remove' in back)
+    assert.deepEqual(parseOptimizeSourceComposition(back.remove, outputs), r)
+  })
+
+  it('a source without a read-time DV is written as null and read back as none', () => {
+    const plain = parseOptimizeSourceComposition(
+      withCompositionTags(remove('src.parquet'), compositionTags('out.parquet', 0, 90)),
+      outputs,
+    )!
+    const tomb = withRemappedComposition(remove('src.parquet', { dv: grown }), plain)
+    assert.match(tomb.tags?.[REMAPPED_COMPACTION_INFO_TAG] ?? '', /"readDeletionVector":null/)
+    assert.deepEqual(parseOptimizeSourceComposition(tomb, outputs), plain)
+  })
+
+  const info = (fields: string) => ({ [REMAPPED_COMPACTION_INFO_TAG]: fields })
+  const refused: readonly [string, NullableStringMap, number][] = [
+    [
+      'both tag forms at once',
+      {
+        ...info('{"compactedInto":"out.parquet","rowOffsetInTarget":0,"sourceNumPhysicalRecords":9}'),
+        [COMPACTED_INTO_TAG]: '["out.parquet"]',
+      },
+      0,
+    ],
+    ['not JSON', info('{'), 0],
+    ['an array', info('[]'), 0],
+    [
+      'an output not in the commit',
+      info('{"compactedInto":"x","rowOffsetInTarget":0,"sourceNumPhysicalRecords":9}'),
+      0,
+    ],
+    [
+      'a malformed read-time DV',
+      info(
+        '{"compactedInto":"out.parquet","rowOffsetInTarget":0,"sourceNumPhysicalRecords":9,"readDeletionVector":{"storageType":"z"}}',
+      ),
+      3,
+    ],
+    [
+      'a read-time DV larger than the tombstone DV',
+      info(
+        `{"compactedInto":"out.parquet","rowOffsetInTarget":0,"sourceNumPhysicalRecords":99,"readDeletionVector":{"storageType":"u","pathOrInlineDv":"ab^-aqEH.-t@S}K{vb[*k^","offset":1,"sizeInBytes":40,"cardinality":4}}`,
+      ),
+      3,
+    ],
+    ['a missing offset', info('{"compactedInto":"out.parquet","sourceNumPhysicalRecords":9}'), 0],
+  ]
+  for (const [name, t, card] of refused) {
+    it(`${name}: none`, () => {
+      assert.equal(parseOptimizeSourceComposition(source(t, card), outputs), undefined)
     })
   }
 })
