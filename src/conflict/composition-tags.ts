@@ -141,6 +141,19 @@ export function withRemappedComposition(remove: RemoveFile, run: SourceCompositi
 }
 
 /**
+ * The read-time deletion vector a re-pointed tombstone's `remappedCompactionInfo` names, so that
+ * VACUUM keeps its file as long as the tombstone is retained.
+ *
+ * @param remove - a tombstone
+ * @returns the descriptor, or undefined when the tag is absent, names none, or is malformed
+ */
+export function remappedReadDeletionVector(remove: RemoveFile): DeletionVectorDescriptor | undefined {
+  const text = remove.tags?.[REMAPPED_COMPACTION_INFO_TAG]
+  if (typeof text !== 'string') return undefined
+  return readDeletionVectorField(text)?.descriptor
+}
+
+/**
  * The tags of one compacted source.
  *
  * @param outputPath - the output's path, as in its `add`
@@ -213,23 +226,9 @@ function parseRemappedComposition(
   remove: RemoveFile,
   allowedOutputPaths: ReadonlySet<string>,
 ): SourceComposition | undefined {
-  let raw: unknown
-  try {
-    raw = parseJsonText(text)
-  } catch {
-    return undefined
-  }
-  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) return undefined
-  const fields = raw as Record<string, unknown>
-  let read: DeletionVectorDescriptor | undefined
-  if (fields.readDeletionVector !== null && fields.readDeletionVector !== undefined) {
-    try {
-      read = parseDeletionVectorDescriptor(fields.readDeletionVector)
-    } catch (err) {
-      if (err instanceof InvalidTableError) return undefined
-      throw err
-    }
-  }
+  const parsed = readDeletionVectorField(text)
+  if (parsed === undefined) return undefined
+  const { fields, descriptor: read } = parsed
   // The tombstone removes what the winner left: it holds at least the rows the compaction skipped.
   const tombstoneCardinality = remove.deletionVector?.cardinality ?? 0n
   if ((read?.cardinality ?? 0n) > tombstoneCardinality) return undefined
@@ -240,6 +239,28 @@ function parseRemappedComposition(
     read,
     allowedOutputPaths,
   )
+}
+
+/** The tag's fields and its read-time descriptor, or undefined when malformed. */
+function readDeletionVectorField(
+  text: string,
+): { fields: Record<string, unknown>; descriptor: DeletionVectorDescriptor | undefined } | undefined {
+  let raw: unknown
+  try {
+    raw = parseJsonText(text)
+  } catch {
+    return undefined
+  }
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) return undefined
+  const fields = raw as Record<string, unknown>
+  if (fields.readDeletionVector === null || fields.readDeletionVector === undefined)
+    return { fields, descriptor: undefined }
+  try {
+    return { fields, descriptor: parseDeletionVectorDescriptor(fields.readDeletionVector) }
+  } catch (err) {
+    if (err instanceof InvalidTableError) return undefined
+    throw err
+  }
 }
 
 function composition(

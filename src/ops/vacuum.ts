@@ -1,3 +1,4 @@
+import { remappedReadDeletionVector } from '../conflict/composition-tags.js'
 import { resolveDvLocation } from '../dv/index.js'
 import type { Engine } from '../engine/engine.js'
 import { InvalidArgumentError, UnsupportedError } from '../errors/index.js'
@@ -51,7 +52,8 @@ export interface VacuumResult extends CommitResult {
  * needs, as Delta does.
  *
  * Kept: every file of the snapshot, every file whose tombstone is younger than the retention
- * (so time travel inside the window keeps working), the deletion-vector files of both, every
+ * (so time travel inside the window keeps working), the deletion-vector files of both (with
+ * the read-time DV a re-pointed compaction tombstone's `remappedCompactionInfo` names), every
  * path under `_delta_log/`, and hidden paths (a path component starting with `_` or `.`,
  * except partition directories named `<partition column>=...` and `_change_data`). An
  * unreferenced file is deleted only when it was also written before the retention cutoff, so
@@ -109,7 +111,11 @@ export async function vacuumTable(
   }
   for (const f of snap.activeFiles()) keep(f.path, f.deletionVector)
   for (const t of snap.tombstones()) {
-    if (Number(t.deletionTimestamp ?? 0n) > deleteBefore) keep(t.path, t.deletionVector)
+    if (Number(t.deletionTimestamp ?? 0n) <= deleteBefore) continue
+    keep(t.path, t.deletionVector)
+    // A re-pointed compaction tombstone names the DV the compaction read; a reconcile needs it.
+    const read = remappedReadDeletionVector(t)
+    if (read !== undefined) keep(t.path, read)
   }
   if (unresolved.length > 0) {
     throw new UnsupportedError(

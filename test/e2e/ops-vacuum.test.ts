@@ -5,11 +5,12 @@
  */
 import assert from 'node:assert/strict'
 import { existsSync } from 'node:fs'
-import { mkdir, mkdtemp, rm, utimes, writeFile } from 'node:fs/promises'
+import { mkdir, mkdtemp, readdir, readFile, rm, utimes, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { describe, it } from 'node:test'
 import { isDeltaError } from '../../src/errors/index.js'
+import { commitKey } from '../../src/protocol/log-files.js'
 import { DeltaTable } from '../../src/table/delta-table.js'
 import {
   assertSameRows,
@@ -23,6 +24,7 @@ import {
   standardRow,
   type TestTable,
 } from './ops-support.js'
+import { committed, idsOf, liveIds, openTable, settle, span, tableT } from './scenarios/harness.js'
 
 const A = Array.from({ length: 6 }, (_, i) => standardRow(i))
 const B = Array.from({ length: 6 }, (_, i) => standardRow(6 + i))
@@ -211,5 +213,44 @@ describe('VACUUM', () => {
     } finally {
       await t.cleanup()
     }
+  })
+})
+
+describe('VACUUM and re-pointed compaction tombstones', () => {
+  it('keeps the read-time DV a retained remappedCompactionInfo tag names, after the tombstone that removed it expired', async () => {
+    const dir = await tableT(300, 3)
+    const loser = await openTable(dir, 'all')
+    const winner = await openTable(dir, 'all')
+    await winner.delete('id >= 100 AND id < 105')
+    const dvFiles = async () => (await readdir(dir)).filter((f) => f.startsWith('deletion_vector_'))
+    const [readDv] = await dvFiles()
+    assert.ok(readDv)
+    const txn = await loser.begin()
+    await txn.optimize()
+    const w1 = await winner.delete('id = 150')
+    const r = committed(await settle(txn.commit()))
+    assert.equal(r.reconciliations[0]?.kind, 'case4a-forward-remap')
+    // The winner's tombstone of (source, read-time DV) and the DV file itself are two hours old;
+    // the OPTIMIZE's re-pointed tombstone, which names that DV in its tag, is fresh.
+    const key = join(dir, commitKey(w1.version))
+    const hoursAgo = BigInt(Date.now() - 2 * 3_600_000)
+    const lines = (await readFile(key, 'utf8')).split('\n').filter((l) => l !== '')
+    await writeFile(
+      key,
+      `${lines
+        .map((l) => {
+          const a = JSON.parse(l) as { remove?: { deletionTimestamp?: number } }
+          if (a.remove) a.remove.deletionTimestamp = Number(hoursAgo)
+          return JSON.stringify(a)
+        })
+        .join('\n')}\n`,
+    )
+    await age(dir, readDv, 2)
+    const fresh = await openTable(dir, 'all')
+    const result = await fresh.vacuum({ retentionHours: 1, enforceRetentionDuration: false })
+    assert.ok(!result.files.includes(readDv), 'the read-time DV stays')
+    assert.ok((await dvFiles()).includes(readDv))
+    assert.deepEqual(await liveIds(fresh), idsOf(span(0, 300), [...span(100, 105), 150]))
+    await Promise.all([loser.close(), winner.close(), fresh.close()])
   })
 })
