@@ -1,4 +1,4 @@
-import { mkdtempSync } from 'node:fs'
+import { randomUUID } from 'node:crypto'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { type DuckDBConnection, DuckDBInstance } from '@duckdb/node-api'
@@ -25,7 +25,9 @@ export class DuckDbRuntime {
     this.#instance ??= DuckDBInstance.create(':memory:', {
       autoinstall_known_extensions: 'false',
       autoload_known_extensions: 'false',
-      extension_directory: mkdtempSync(join(tmpdir(), 'delta-rlc-duckdb-ext-')),
+      // A directory that is never created: nothing can be loaded from it, and nothing is left
+      // behind (one created per engine piled up in the temp directory).
+      extension_directory: join(tmpdir(), `delta-rlc-duckdb-ext-${randomUUID()}`),
       ...(this.#threads > 0 ? { threads: String(this.#threads) } : {}),
     })
     return (await this.#instance).connect()
