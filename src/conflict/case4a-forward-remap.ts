@@ -2,7 +2,9 @@
  * Case 4a (rlc-spec section 8): a compaction OPTIMIZE loses to a DML that deleted rows of some
  * of its sources through deletion vectors. The winner's new deletions on each such source are
  * remapped onto the OPTIMIZE output, through the composition tags on the OPTIMIZE's own source
- * tombstones, and the tombstones are re-pointed at the winner's post-images.
+ * tombstones, and the tombstones are re-pointed at the winner's post-images. A source the winner
+ * removed whole (every live row deleted or rewritten elsewhere, `dataChange=true`, not re-added)
+ * has all its remaining rows deleted in the output; its tombstone stays as it is.
  *
  * Successive winners on the same source compose (N-way): a re-pointed tombstone keeps the
  * source's run and the deletion vector the compaction read in `remappedCompactionInfo`, so the
@@ -13,8 +15,9 @@
  * The decision is all or nothing over the shared sources. Refused, with the file-level checks then
  * aborting, when
  * - a source the winner updated carries no usable composition tag (ZORDER, repartition, missing
- *   stats); a source the winner removed outright is left to the file-level checks, with that
- *   reason recorded;
+ *   stats); a source the winner removed without deleting its rows (a `dataChange=false` removal
+ *   by another compaction, or a re-add) is left to the file-level checks, with that reason
+ *   recorded;
  * - the winner's pre-image of the source is not the deletion vector the tombstone removes (the
  *   one the compaction read, or the previous winner's after a re-point), or its post-image does
  *   not contain it (design decision 10);
@@ -33,7 +36,7 @@ import { newDeletionVectorDescriptor, readDeletionVector, sameDeletionVector } f
 import { type FileActionIndex, indexFileActions, tombstoneOf, withNewDeletionVector } from './file-actions.js'
 import { deletionVectorsWritable, type PhaseInput, type PhaseOutcome, unchanged } from './phase.js'
 import { type NewDeletionVector, reconciliation } from './reconciliation.js'
-import { remapToOutput, runFitsOutput, withDeletedRows } from './row-remap.js'
+import { remapToOutput, remapWholeSource, runFitsOutput, withDeletedRows } from './row-remap.js'
 import { withActions, withoutReadFiles } from './transaction-info.js'
 
 /** A compacted source of the losing OPTIMIZE and where its rows went. */
@@ -60,15 +63,17 @@ export function ownCompactedSources(own: FileActionIndex): ReadonlyMap<string, C
 }
 
 /**
- * The sources a forward remap would look at: updated through a deletion vector by the winner and
- * removed by the transaction.
+ * The sources a forward remap would look at: updated through a deletion vector or removed whole
+ * by the winner, and removed by the transaction.
  *
  * @param input - the transaction and the winner
  * @returns the source paths
  */
 export function forwardRemapTouched(input: Pick<PhaseInput, 'txn' | 'winner'>): readonly string[] {
   const own = indexFileActions(input.txn.actions)
-  return [...input.winner.dvUpdates.keys()].filter((p) => own.removes.has(p) || own.ambiguous.has(p))
+  return [...input.winner.dvUpdates.keys(), ...input.winner.wholeRemovals.keys()].filter(
+    (p) => own.removes.has(p) || own.ambiguous.has(p),
+  )
 }
 
 /**
@@ -89,8 +94,11 @@ export function reconcileForwardRemap(input: PhaseInput): PhaseOutcome {
     // Such a source stays in the file-level checks and aborts the compaction; the error should
     // say why this phase left it there rather than borrow another phase's reason.
     for (const p of winner.removedPaths) {
-      if (own.removes.has(p) && !winner.dvUpdates.has(p)) {
-        refusals.set(p, 'the winner removed the source outright, so there is no deletion vector to remap')
+      if (own.removes.has(p) && !winner.dvUpdates.has(p) && !winner.wholeRemovals.has(p)) {
+        refusals.set(
+          p,
+          'the winner removed the source without deleting its rows (it relocated or re-added them), so there is nothing to remap',
+        )
       }
     }
   }
@@ -117,7 +125,9 @@ export function reconcileForwardRemap(input: PhaseInput): PhaseOutcome {
   for (const src of touched) {
     const ownRemove = own.removes.get(src)!
     const { composition, output } = sources.get(src)!
-    if (!sameDeletionVector(winner.dvUpdatePreImages.get(src)!.deletionVector, ownRemove.deletionVector)) {
+    const whole = winner.wholeRemovals.get(src)
+    const preImage = whole ?? winner.dvUpdatePreImages.get(src)!
+    if (!sameDeletionVector(preImage.deletionVector, ownRemove.deletionVector)) {
       return refuse(
         src,
         "the winner's pre-image of the source is not the deletion vector the compaction's tombstone removes",
@@ -127,23 +137,31 @@ export function reconcileForwardRemap(input: PhaseInput): PhaseOutcome {
     // re-point. `gaps` is the read-time DV, the rows the compaction did not write.
     const removed = readDeletionVector(ownRemove.deletionVector, fetched)
     const gaps = readDeletionVector(composition.readDeletionVector, fetched)
-    const theirs = readDeletionVector(winner.dvUpdates.get(src)!.deletionVector, fetched)
-    if (removed === undefined || gaps === undefined || theirs === undefined)
+    if (removed === undefined || gaps === undefined)
       return refuse(src, 'a deletion vector of the source was not loaded')
     if (!gaps.isSubsetOf(removed)) {
       return refuse(src, "the tombstone's deletion vector does not contain the one the compaction read")
     }
-    if (!removed.isSubsetOf(theirs)) {
-      return refuse(
-        src,
-        "the winner's deletion vector does not contain the read-time one (rows were restored)",
-      )
-    }
     if (!runFitsOutput(composition, output)) return refuse(src, "the source's run overflows its output")
-    const fresh = theirs.difference(removed)
-    const rows = remapToOutput(fresh, gaps, composition)
-    fresh.dispose()
-    if (rows === undefined) return refuse(src, "a deleted row falls outside the source's run in the output")
+    let rows: number[] | undefined
+    if (whole !== undefined) {
+      // Every row still live in the source left the table with the winner.
+      rows = remapWholeSource(removed, gaps, composition)
+      if (rows === undefined) return refuse(src, "the source's run disagrees with its physical row count")
+    } else {
+      const theirs = readDeletionVector(winner.dvUpdates.get(src)!.deletionVector, fetched)
+      if (theirs === undefined) return refuse(src, 'a deletion vector of the source was not loaded')
+      if (!removed.isSubsetOf(theirs)) {
+        return refuse(
+          src,
+          "the winner's deletion vector does not contain the read-time one (rows were restored)",
+        )
+      }
+      const fresh = theirs.difference(removed)
+      rows = remapToOutput(fresh, gaps, composition)
+      fresh.dispose()
+      if (rows === undefined) return refuse(src, "a deleted row falls outside the source's run in the output")
+    }
     const acc = rowsByOutput.get(output.path) ?? []
     acc.push(...rows)
     rowsByOutput.set(output.path, acc)
@@ -166,9 +184,12 @@ export function reconcileForwardRemap(input: PhaseInput): PhaseOutcome {
   }
   const newTombstones = new Map<string, RemoveFile>()
   for (const src of touched) {
+    // A source the winner removed whole keeps its tombstone: it removes what the winner removed.
+    const post = winner.dvUpdates.get(src)
+    if (post === undefined) continue
     // The tombstone must remove the live (path, DV) the winner left. Its DV is then no longer the
     // read-time one, so the run moves to the tag that names the read-time DV.
-    const tombstone = tombstoneOf(winner.dvUpdates.get(src)!, own.removes.get(src)!.deletionTimestamp, false)
+    const tombstone = tombstoneOf(post, own.removes.get(src)!.deletionTimestamp, false)
     newTombstones.set(src, withRemappedComposition(tombstone, sources.get(src)!.composition))
   }
   const actions = txn.actions.map((a): Action => {

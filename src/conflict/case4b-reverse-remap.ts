@@ -8,9 +8,9 @@
  * The winner must be a pure compaction: every `remove` carries a usable composition tag, every
  * output is referenced by some source, and nothing it writes changes data. Refused, with the
  * file-level checks then aborting, when
- * - the transaction touched a compacted source other than by a deletion-vector update (it
- *   removed the file outright, for instance): remapping only the others would resurrect rows of
- *   that one (guard "H1");
+ * - the transaction touched a compacted source other than by a deletion-vector update or a
+ *   whole removal (`dataChange=true`, no re-add): remapping only the others would resurrect rows
+ *   of that one (guard "H1"); a whole removal deletes the source's remaining rows in the output;
  * - the deletion vector the compaction's tombstone removes is not the one the transaction read
  *   (design decision 10), or the transaction's own deletion vector does not contain it; after a
  *   forward remap that tombstone holds a winner's deletion vector, and the rows are ranked
@@ -26,7 +26,7 @@ import { newDeletionVectorDescriptor, readDeletionVector, sameDeletionVector } f
 import { indexFileActions, tombstoneOf, withNewDeletionVector } from './file-actions.js'
 import { deletionVectorsWritable, type PhaseInput, type PhaseOutcome, unchanged } from './phase.js'
 import { type NewDeletionVector, reconciliation } from './reconciliation.js'
-import { remapToOutput, runFitsOutput, withDeletedRows } from './row-remap.js'
+import { remapToOutput, remapWholeSource, runFitsOutput, withDeletedRows } from './row-remap.js'
 import { withActions, withoutReadFiles } from './transaction-info.js'
 import type { WinningCommitSummary } from './winning-commit.js'
 
@@ -110,8 +110,13 @@ export function reconcileReverseRemap(input: PhaseInput): PhaseOutcome {
   for (const src of touched) {
     const ownAdd = own.adds.get(src)
     const ownRemove = own.removes.get(src)
-    if (ownAdd?.deletionVector === undefined || ownRemove === undefined) {
-      return refuse(src, 'this transaction changed a compacted source other than through a deletion vector')
+    // Removed whole: every row the transaction saw live in the source leaves the table.
+    const whole = ownAdd === undefined && ownRemove?.dataChange === true
+    if ((!whole && ownAdd?.deletionVector === undefined) || ownRemove === undefined) {
+      return refuse(
+        src,
+        'this transaction changed a compacted source other than through a deletion vector or a whole removal',
+      )
     }
     const compacted = compaction.sources.get(src)!
     const { composition, output } = compaction.runs.get(src)!
@@ -123,18 +128,26 @@ export function reconcileReverseRemap(input: PhaseInput): PhaseOutcome {
     const dropped = readDeletionVector(compacted.deletionVector, fetched)
     const gaps = readDeletionVector(composition.readDeletionVector, fetched)
     const read = readDeletionVector(ownRemove.deletionVector, fetched)
-    const mine = readDeletionVector(ownAdd.deletionVector, fetched)
-    if (dropped === undefined || gaps === undefined || read === undefined || mine === undefined) {
+    if (dropped === undefined || gaps === undefined || read === undefined) {
       return refuse(src, 'a deletion vector of the source was not loaded')
     }
     if (!gaps.isSubsetOf(dropped)) {
       return refuse(src, "the compaction's tombstone does not contain the deletion vector it read")
     }
-    if (!read.isSubsetOf(mine))
-      return refuse(src, "this transaction's deletion vector does not contain its read-time one")
     if (!runFitsOutput(composition, output)) return refuse(src, "the source's run overflows its output")
-    const rows = remapFresh(mine, read, dropped, gaps, composition)
-    if (rows === undefined) return refuse(src, 'a deleted row is not a live row of the source in the output')
+    let rows: number[] | undefined
+    if (whole) {
+      rows = remapWholeSource(dropped, gaps, composition)
+      if (rows === undefined) return refuse(src, "the source's run disagrees with its physical row count")
+    } else {
+      const mine = readDeletionVector(ownAdd!.deletionVector, fetched)
+      if (mine === undefined) return refuse(src, 'a deletion vector of the source was not loaded')
+      if (!read.isSubsetOf(mine))
+        return refuse(src, "this transaction's deletion vector does not contain its read-time one")
+      rows = remapFresh(mine, read, dropped, gaps, composition)
+      if (rows === undefined)
+        return refuse(src, 'a deleted row is not a live row of the source in the output')
+    }
     const acc = rowsByOutput.get(output.path) ?? []
     acc.push(...rows)
     rowsByOutput.set(output.path, acc)

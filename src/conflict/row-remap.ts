@@ -33,6 +33,30 @@ export function remapToOutput(
 }
 
 /**
+ * The output rows of the rows of a source still live under `removed` (all of them leave when
+ * the source is removed whole).
+ *
+ * @param removed - the source rows already gone (a superset of `gaps`)
+ * @param gaps - the source rows the compaction did not write
+ * @param run - where the source's live rows sit in the output
+ * @returns the output rows in ascending order, or undefined when the run's length disagrees
+ */
+export function remapWholeSource(
+  removed: RoaringBitmapArray,
+  gaps: RoaringBitmapArray,
+  run: SourceComposition,
+): number[] | undefined {
+  const out: number[] = []
+  let rank = 0
+  for (let i = 0; i < run.physicalRecords; i++) {
+    if (gaps.has(i)) continue
+    if (!removed.has(i)) out.push(run.outputStart + rank)
+    rank++
+  }
+  return rank === run.liveCount ? out : undefined
+}
+
+/**
  * Whether a source's run fits in its output: `start + liveCount` must not exceed the output's
  * physical row count. An output without a row count cannot be checked and passes; the per-row
  * bound of {@link remapToOutput} still applies.

@@ -60,6 +60,13 @@ export interface WinningCommitSummary {
   readonly dvUpdates: ReadonlyMap<string, AddFile>
   /** For each path of `dvUpdates`: the winner's `remove` of it, i.e. its pre-image. */
   readonly dvUpdatePreImages: ReadonlyMap<string, RemoveFile>
+  /**
+   * Files the winner took out of the table whole: path to its only `remove` of it, with
+   * `dataChange` set (every row of the file left the table, as when a DML deletes or rewrites
+   * all of them), and no `add` of the path. A `dataChange=false` removal relocates the rows
+   * instead and is never listed.
+   */
+  readonly wholeRemovals: ReadonlyMap<string, RemoveFile>
 }
 
 /**
@@ -115,6 +122,11 @@ export function summarizeWinningCommit(version: Version, actions: readonly Actio
     dvUpdatePreImages.set(path, removeByPath.get(path)!)
   }
 
+  const wholeRemovals = new Map<string, RemoveFile>()
+  for (const [path, r] of removeByPath) {
+    if (r.dataChange && removeCount.get(path) === 1 && !addCount.has(path)) wholeRemovals.set(path, r)
+  }
+
   const frozenAdds = Object.freeze(addedFiles)
   const none: readonly AddFile[] = Object.freeze([])
   return Object.freeze({
@@ -136,5 +148,6 @@ export function summarizeWinningCommit(version: Version, actions: readonly Actio
     onlyAddFiles,
     dvUpdates,
     dvUpdatePreImages,
+    wholeRemovals,
   })
 }

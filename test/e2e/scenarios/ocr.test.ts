@@ -247,19 +247,48 @@ describe('OCR: forward remap, OPTIMIZE loses to DML (Case 4a)', () => {
     assert.equal((await parquetFiles(dir)).length, 3)
   })
 
-  it('a compaction loser whose source a winner deleted outright aborts and says why (4a has nothing to remap)', async () => {
-    // Not a catalogue record: every flag on, so the reverse phase also looks at the pair; the
-    // error must carry the forward phase's reason for this path, not the reverse one's.
+  it('a compaction loser whose source a winner deleted whole remaps every remaining row of it', async () => {
+    // Not a catalogue record (the reference implementation aborts here). Every flag on, so the
+    // reverse phase also looks at the pair.
     const { dir, loser, winner } = await base('all', 'all')
     const middle = await fileHolding(loser, dir, 150)
     const result = await s1([loser, optimize()], [winner, (t) => t.delete('id >= 100 AND id < 200')])
     assert.ok(!addsOf(await commitActions(dir, result.winner.version)).some((a) => a.path === middle.path))
-    const error = aborted(result.loser, {
-      winnerVersion: result.winner.version,
-      refused: /removed the source outright/,
-    })
-    assert.equal(error.file, middle.path)
+    const r = committed(result.loser)
+    assertReconciled(r, [
+      {
+        kind: 'case4a-forward-remap',
+        winnerVersion: result.winner.version,
+        winnerOperation: 'DELETE',
+        files: [middle.path],
+        rows: 100,
+      },
+    ])
     assert.deepEqual(await liveIds(loser), idsOf(ALL, span(100, 200)))
+    assert.equal((await liveFiles(loser)).length, 1)
+    assert.deepEqual(await dvCards(loser), [100])
+  })
+
+  it('a DML that deletes a compacted source whole and loses to the OPTIMIZE is remapped', async () => {
+    const { dir, loser, winner } = await base('all', 'all')
+    const middle = await fileHolding(loser, dir, 150)
+    const result = await s1(
+      [loser, (t) => t.delete('id >= 100 AND id < 200 OR id = 5')],
+      [winner, optimize()],
+    )
+    const r = committed(result.loser)
+    assertReconciled(r, [
+      {
+        kind: 'case4b-reverse-remap',
+        winnerVersion: result.winner.version,
+        winnerOperation: 'OPTIMIZE',
+        rows: 101,
+      },
+    ])
+    assert.ok(r.reconciliations[0]?.detail.files?.includes(middle.path))
+    assert.deepEqual(await liveIds(loser), idsOf(ALL, [...span(100, 200), 5]))
+    assert.equal((await liveFiles(loser)).length, 1)
+    assert.deepEqual(await dvCards(loser), [101])
   })
 
   it('successive winners on one source compose, and a DML losing to that OPTIMIZE is remapped through the re-pointed tombstone', async () => {

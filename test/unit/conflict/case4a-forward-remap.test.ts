@@ -268,10 +268,58 @@ describe('Case 4a safety rules', () => {
     if (result.kind === 'conflict') assert.match(result.error.reconcileRefused ?? '', /pre-image/)
   })
 
-  it('a winner that removes a source outright is not remapped', () => {
+  it('a winner that removes a source whole: the rest of its run is deleted in the output', () => {
+    const store = new DvStore()
+    const sources = [source(0), source(1, store.dv('base', [0, 1])), source(2)]
+    const txn = optimizeLoser(sources)
+    // s1 sits at [100, 198): its 98 rows live at compaction time all leave.
+    const result = check(txn, dmlWinner(2n, [A.remove(removeOf(sources[1]!))]), ON, store.facts())
+    assert.equal(outcomeOf(result), 'ok')
+    assert.deepEqual(
+      rowsOf(adds(result)[0]!.deletionVector),
+      Array.from({ length: 98 }, (_, i) => 100 + i),
+    )
+    const before = txn.actions.flatMap((a) => ('remove' in a ? [a.remove] : []))
+    assert.deepEqual(removes(result), before, 'the tombstones are unchanged')
+    if (result.kind === 'ok') {
+      assert.deepEqual(result.reconciliations[0]?.detail, { files: ['s1.parquet'], rows: 98 })
+      assert.equal(result.txn.readFiles.has('s1.parquet'), false)
+    }
+  })
+
+  it('a whole removal after an earlier winner on the same source deletes only what was still live', () => {
+    const { result, store, post } = race({ s1Base: [0], winnerDeletes: [1, [50]] })
+    const txn = (result as { txn: TransactionInfo }).txn
+    const gone = check(
+      txn,
+      dmlWinner(3n, [A.remove(removeOf({ ...source(1), deletionVector: post }))]),
+      ON,
+      store.facts(),
+    )
+    // s1 holds physical rows 1..99 at [100, 199); row 50 was remapped already (output row 149).
+    assert.deepEqual(
+      rowsOf(adds(gone)[0]!.deletionVector),
+      Array.from({ length: 99 }, (_, i) => 100 + i),
+    )
+    if (gone.kind === 'ok') assert.equal(gone.reconciliations[0]?.detail.rows, 98)
+  })
+
+  it('a whole removal whose pre-image is not the compaction read aborts', () => {
+    const store = new DvStore()
+    const sources = [source(0), source(1, store.dv('base', [0])), source(2)]
+    const w = dmlWinner(2n, [A.remove(removeOf(source(1, store.dv('other', [0]))))])
+    const result = check(optimizeLoser(sources), w, ON, store.facts())
+    assert.equal(result.kind, 'conflict')
+    if (result.kind === 'conflict') assert.match(result.error.reconcileRefused ?? '', /pre-image/)
+  })
+
+  it('a winner that relocates a source (another compaction, dataChange=false) is not remapped', () => {
     const sources = [source(0), source(1), source(2)]
-    const w = dmlWinner(2n, [A.remove(removeOf(sources[1]!))])
-    assert.equal(outcomeOf(check(optimizeLoser(sources), w, ON)), 'ConcurrentDeleteReadError')
+    const other = compaction([sources[1]!], { out: output([sources[1]!], 'other.parquet') })
+    const result = check(optimizeLoser(sources), dmlWinner(2n, other, 'OPTIMIZE'), ON)
+    assert.equal(result.kind, 'conflict')
+    if (result.kind === 'conflict')
+      assert.match(result.error.reconcileRefused ?? '', /without deleting its rows/)
   })
 
   it('a run that overflows its output aborts; a run that fits is remapped', () => {

@@ -5,6 +5,10 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import type { ConflictCheckResult } from '../../../src/conflict/check-conflicts.js'
+import {
+  parseOptimizeSourceComposition,
+  withRemappedComposition,
+} from '../../../src/conflict/composition-tags.js'
 import { DEFAULT_CONFLICT_FLAGS } from '../../../src/conflict/flags.js'
 import { planConflictFetches } from '../../../src/conflict/plan-fetches.js'
 import type { TransactionInfo } from '../../../src/conflict/transaction-info.js'
@@ -163,13 +167,57 @@ describe('Case 4b remaps a losing DML onto the winning compaction (OCR)', () => 
     })
   }
 
-  it('H1 (OCR-17 shape): a full-file delete of one source and a DV delete of another abort', () => {
+  it('OCR-17 shape: a full-file delete of one source and a DV delete of another are both remapped', () => {
+    // The catalogue expects an abort here (the reference implementation could only remap DVs);
+    // a whole removal is remapped too, row by row, so nothing is blanket-marked or resurrected.
     const sources = [source(0), source(1), source(2)]
     const txn = dmlLoser(sources, [A.remove(removeOf(sources[0]!)), ...dvUpdate(sources[1]!, inlineDv([50]))])
     const result = check(txn, optimizeWinner(2n, compaction(sources)), ON)
+    assert.equal(result.kind, 'ok')
+    const out = result.kind === 'ok' ? result.txn.actions.flatMap((a) => ('add' in a ? [a.add] : [])) : []
+    assert.deepEqual(rowsOf(out[0]?.deletionVector), [...Array.from({ length: 100 }, (_, i) => i), 150])
+    if (result.kind === 'ok') {
+      assert.deepEqual(result.reconciliations[0]?.detail, { files: ['s0.parquet', 's1.parquet'], rows: 101 })
+      assert.ok(!result.txn.actions.some((a) => 'remove' in a && a.remove.path === 's0.parquet'))
+    }
+  })
+
+  it('H1: a source the DML re-added without a deletion vector is not remapped', () => {
+    const sources = [source(0), source(1), source(2)]
+    const txn = dmlLoser(sources, [
+      A.remove(removeOf(sources[0]!)),
+      A.add(sources[0]!),
+      ...dvUpdate(sources[1]!, inlineDv([50])),
+    ])
+    const result = check(txn, optimizeWinner(2n, compaction(sources)), ON)
     assert.equal(result.kind, 'conflict')
     if (result.kind === 'conflict')
-      assert.match(result.error.reconcileRefused ?? '', /other than through a deletion vector/)
+      assert.match(
+        result.error.reconcileRefused ?? '',
+        /other than through a deletion vector or a whole removal/,
+      )
+  })
+
+  it('a whole removal of a source whose tombstone a forward remap re-pointed deletes what was still live', () => {
+    const store = new DvStore()
+    const base = store.dv('base', [0])
+    const grown = store.dv('grown', [0, 50])
+    const capture = [source(0), source(1, base), source(2)]
+    const tombstones = compaction(capture).map((a) => {
+      if (!('remove' in a) || a.remove.path !== 's1.parquet') return a
+      const run = parseOptimizeSourceComposition(a.remove, new Set(['out.parquet']))!
+      return A.remove(withRemappedComposition({ ...a.remove, deletionVector: grown }, run))
+    })
+    const current = [source(0), source(1, grown), source(2)]
+    const txn = dmlLoser(current, [A.remove(removeOf(current[1]!))])
+    const result = check(txn, optimizeWinner(2n, tombstones), ON, store.facts())
+    assert.equal(result.kind, 'ok')
+    const out = result.kind === 'ok' ? result.txn.actions.flatMap((a) => ('add' in a ? [a.add] : [])) : []
+    // s1 sits at [100, 199); row 50 (output 149) is the forward remap's, not this DML's.
+    assert.deepEqual(
+      rowsOf(out[0]?.deletionVector),
+      Array.from({ length: 99 }, (_, i) => 100 + i).filter((r) => r !== 149),
+    )
   })
 
   it('decision 10: the compaction read another DV of the source than the DML did', () => {

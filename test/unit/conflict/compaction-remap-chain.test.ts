@@ -1,6 +1,6 @@
 /**
  * Cases 4a and 4b over chains of winners, against a row oracle: a losing OPTIMIZE remaps any
- * number of successive DML winners on the same sources (the re-pointed tombstones keep the
+ * number of successive DML winners on the same sources (DV updates and whole removals) (the re-pointed tombstones keep the
  * read-time run in `remappedCompactionInfo`), commits, and a DML that then loses to that OPTIMIZE
  * is remapped through the re-pointed tombstones. Every output row the result deletes must be
  * exactly a row some commit deleted.
@@ -14,7 +14,18 @@ import { initDeletionVectors } from '../../../src/dv/initialization.js'
 import { parseCommitFile, serializeCommit } from '../../../src/protocol/action-json.js'
 import type { Action, AddFile, DeletionVectorDescriptor } from '../../../src/protocol/actions.js'
 import { compaction, dmlWinner, dvUpdate, optimizeLoser, rowsOf } from './compaction-fixture.js'
-import { add, check, DV_PROTOCOL, DvStore, dvMeta, flagsWith, loser, winner } from './factories.js'
+import {
+  A,
+  add,
+  check,
+  DV_PROTOCOL,
+  DvStore,
+  dvMeta,
+  flagsWith,
+  loser,
+  removeOf,
+  winner,
+} from './factories.js'
 
 await initDeletionVectors()
 
@@ -28,9 +39,16 @@ interface Source {
 interface Chain {
   readonly sources: readonly Source[]
   /** Each winner: the source it hits and a seed choosing which live rows it deletes. */
-  readonly winners: readonly { readonly source: number; readonly pick: readonly number[] }[]
+  readonly winners: readonly Hit[]
   /** The DML that finally loses to the committed OPTIMIZE. */
-  readonly loser: readonly { readonly source: number; readonly pick: readonly number[] }[]
+  readonly loser: readonly Hit[]
+}
+
+/** Rows deleted from one source: picked ones through a DV, or every live one by a whole removal. */
+interface Hit {
+  readonly source: number
+  readonly pick: readonly number[]
+  readonly whole?: boolean
 }
 
 const sourceArb = fc.integer({ min: 1, max: 40 }).chain((rows) =>
@@ -39,9 +57,10 @@ const sourceArb = fc.integer({ min: 1, max: 40 }).chain((rows) =>
     base: fc.uniqueArray(fc.integer({ min: 0, max: rows - 1 }), { maxLength: rows - 1 }),
   }),
 )
-const hitArb = fc.record({
+const hitArb: fc.Arbitrary<Hit> = fc.record({
   source: fc.nat(),
   pick: fc.uniqueArray(fc.nat({ max: 1000 }), { minLength: 1, maxLength: 4 }),
+  whole: fc.integer({ min: 0, max: 4 }).map((n) => n === 0),
 })
 const chainArb: fc.Arbitrary<Chain> = fc.record({
   sources: fc.array(sourceArb, { minLength: 1, maxLength: 4 }),
@@ -56,9 +75,14 @@ function fileOf(k: number, s: Source, dv: DeletionVectorDescriptor | undefined):
   })
 }
 
+/** The rows of a source not in `deleted`. */
+function liveRows(rows: number, deleted: ReadonlySet<number>): number[] {
+  return [...Array(rows).keys()].filter((i) => !deleted.has(i))
+}
+
 /** Picks live rows (not in `deleted`) by seed; none when every row is gone. */
 function pickLive(rows: number, deleted: ReadonlySet<number>, seeds: readonly number[]): number[] {
-  const live = [...Array(rows).keys()].filter((i) => !deleted.has(i))
+  const live = liveRows(rows, deleted)
   if (live.length === 0) return []
   return [...new Set(seeds.map((x) => live[x % live.length]!))]
 }
@@ -96,15 +120,19 @@ function runChain(chain: Chain) {
   let txn: TransactionInfo = optimizeLoser(capture, compaction(capture, { out }))
   chain.winners.forEach((w, j) => {
     const k = w.source % chain.sources.length
-    const rows = pickLive(chain.sources[k]!.rows, deleted[k]!, w.pick)
+    const rows = w.whole
+      ? liveRows(chain.sources[k]!.rows, deleted[k]!)
+      : pickLive(chain.sources[k]!.rows, deleted[k]!, w.pick)
     if (rows.length === 0) return
     const pre = fileOf(k, chain.sources[k]!, dvs[k])
     for (const i of rows) {
       deleted[k]!.add(i)
-      expected.add(position.get(`${k}:${i}`)!)
+      if (position.has(`${k}:${i}`)) expected.add(position.get(`${k}:${i}`)!)
     }
-    dvs[k] = store.dv(`w${j}s${k}`, [...deleted[k]!])
-    const r = check(txn, dmlWinner(BigInt(j + 2), dvUpdate(pre, dvs[k]!)), ON, store.facts())
+    // A whole removal leaves the source's DV as it was: the file is simply gone.
+    if (!w.whole) dvs[k] = store.dv(`w${j}s${k}`, [...deleted[k]!])
+    const actions = w.whole ? [A.remove(removeOf(pre))] : dvUpdate(pre, dvs[k]!)
+    const r = check(txn, dmlWinner(BigInt(j + 2), actions), ON, store.facts())
     actionsOf(r)
     if (r.kind === 'ok') txn = r.txn
   })
@@ -129,11 +157,14 @@ function runChain(chain: Chain) {
   for (const h of chain.loser) {
     const k = h.source % chain.sources.length
     if (seen.has(k)) continue
-    const rows = pickLive(chain.sources[k]!.rows, deleted[k]!, h.pick)
+    const rows = h.whole
+      ? liveRows(chain.sources[k]!.rows, deleted[k]!)
+      : pickLive(chain.sources[k]!.rows, deleted[k]!, h.pick)
     if (rows.length === 0) continue
     seen.add(k)
     for (const i of rows) expected.add(position.get(`${k}:${i}`)!)
-    loserActions.push(...dvUpdate(current[k]!, store.dv(`l${k}`, [...deleted[k]!, ...rows])))
+    if (h.whole) loserActions.push(A.remove(removeOf(current[k]!)))
+    else loserActions.push(...dvUpdate(current[k]!, store.dv(`l${k}`, [...deleted[k]!, ...rows])))
   }
   if (loserActions.length === 0) return { optimized }
   const dml = loser({
