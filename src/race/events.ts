@@ -109,6 +109,11 @@ export interface ExitEvent {
   readonly signal: string | null
   /** Whether the harness starts the writer again. */
   readonly restart: boolean
+  /**
+   * The writer killed itself as a fault (its last event is a `kill`); such an exit is never a
+   * crash, even when it came too late in the run to be restarted.
+   */
+  readonly faultKill?: boolean | undefined
   /** The end of the writer's standard error, for a crash. */
   readonly stderr?: string | undefined
 }

@@ -119,7 +119,7 @@ async function runOne(config: RaceConfig, verify: boolean, io: RaceIo): Promise<
     eventsPath,
     initialVersion,
     stats,
-    crashes: exits.filter((e) => !e.restart && (e.code !== 0 || e.signal !== null)),
+    crashes: exits.filter((e) => !e.restart && e.faultKill !== true && (e.code !== 0 || e.signal !== null)),
     restarts: exits.filter((e) => e.restart).length,
     verify: verify ? await verifyRace(config.location, eventsPath, { log }) : undefined,
   }
@@ -256,6 +256,7 @@ class Fleet {
       }
       const { code, signal, stderr, pid } = await this.#spawn(task, markReady)
       const killed = signal === 'SIGKILL'
+      const faultKill = killed && (await lastEventIsKill(task.eventsPath))
       const restart =
         killed &&
         !this.#interrupted &&
@@ -270,6 +271,7 @@ class Fleet {
         code,
         signal,
         restart,
+        faultKill,
         stderr: code === 0 || killed ? undefined : stderr,
       }
       this.#exits.push(exit)
@@ -393,4 +395,14 @@ function withTimeout<T>(p: Promise<T>, ms: number): Promise<T | undefined> {
       timer = setTimeout(() => r(undefined), ms)
     }),
   ]).finally(() => clearTimeout(timer))
+}
+
+/** Whether the last complete event a writer logged is its own kill fault. */
+async function lastEventIsKill(eventsPath: string): Promise<boolean> {
+  try {
+    const events = await readEvents(eventsPath)
+    return events.at(-1)?.type === 'kill'
+  } catch {
+    return false
+  }
 }

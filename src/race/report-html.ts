@@ -148,7 +148,7 @@ function verifySection(run: RaceRunReport): string {
       ? ''
       : `<p class="divergence"><b>First divergence</b> at version ${v.firstDivergence.version}: ${esc(v.firstDivergence.message)}</p>`
   return `<h3>Verifier: <span class="verdict ${v.ok ? 'pass' : 'fail'}">${v.ok ? 'PASS' : 'FAIL'}</span></h3>
-<p>${v.committedOps} commits replayed on the model (${v.landedUnacknowledged} landed without acknowledgement), ${v.finalRows} rows at the end, ${v.contentChecks} full content checks. Conflict aborts: ${v.aborts.genuine} on a key the winner also touched, ${v.aborts.optimize} against OPTIMIZE, ${v.aborts['no-shared-key']} with no shared key.</p>
+<p>${v.committedOps} commits replayed on the model (${v.landedUnacknowledged} landed without acknowledgement), ${v.finalRows} rows at the end, ${v.contentChecks} full content checks. Conflict aborts: ${v.aborts.genuine} on a key the winner also touched, ${v.aborts.optimize} against OPTIMIZE, ${v.aborts['fact-unavailable']} where a deletion vector could not be loaded, ${v.aborts['no-shared-key']} with no shared key.</p>
 <table class="checks"><tr><th>check</th><th>result</th><th>detail</th></tr>${checks}</table>${div}`
 }
 

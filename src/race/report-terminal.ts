@@ -86,9 +86,9 @@ function runSection(run: RaceRunReport): string[] {
     for (const c of v.checks) out.push(`    [${c.ok ? 'ok' : 'FAIL'}] ${c.name}: ${c.detail}`)
     if (v.firstDivergence !== undefined) out.push(`    first divergence: ${v.firstDivergence.message}`)
     const a = v.aborts
-    if (a.genuine + a.optimize + a['no-shared-key'] > 0) {
+    if (a.genuine + a.optimize + a['fact-unavailable'] + a['no-shared-key'] > 0) {
       out.push(
-        `    conflict aborts: ${a.genuine} on a key the winner also touched, ${a.optimize} against OPTIMIZE, ${a['no-shared-key']} with no shared key`,
+        `    conflict aborts: ${a.genuine} on a key the winner also touched, ${a.optimize} against OPTIMIZE, ${a['fact-unavailable']} where a deletion vector could not be loaded, ${a['no-shared-key']} with no shared key`,
       )
     }
   }

@@ -60,6 +60,11 @@ export type AbortClass =
   | 'genuine'
   /** One side is OPTIMIZE: a file-level conflict over rewritten files. */
   | 'optimize'
+  /**
+   * The reconciliation needed a deletion vector it could not load (a storage fault), so the
+   * file-level answer stood, as it must.
+   */
+  | 'fact-unavailable'
   /** No shared key: file-level Delta would abort it, row-level concurrency need not. */
   | 'no-shared-key'
 
@@ -364,7 +369,12 @@ async function verifyOpen(
   )
 
   const abortDetails = explainAborts(attempts, opAt, config)
-  const aborts: Record<AbortClass, number> = { genuine: 0, optimize: 0, 'no-shared-key': 0 }
+  const aborts: Record<AbortClass, number> = {
+    genuine: 0,
+    optimize: 0,
+    'fact-unavailable': 0,
+    'no-shared-key': 0,
+  }
   for (const d of abortDetails) aborts[d.class]++
 
   return Object.freeze({
@@ -670,12 +680,22 @@ function explainAborts(
       winnerWriter: winner?.writer,
       winnerKind: winner?.kind ?? a.winnerOperation?.toLowerCase(),
       sharedKeys: shared,
-      class: shared.length > 0 ? 'genuine' : optimize ? 'optimize' : 'no-shared-key',
+      class:
+        shared.length > 0
+          ? 'genuine'
+          : NOT_LOADED.test(a.reconcileRefused ?? '')
+            ? 'fact-unavailable'
+            : optimize
+              ? 'optimize'
+              : 'no-shared-key',
       reconcileRefused: a.reconcileRefused,
     })
   }
   return out
 }
+
+/** The refusals of a reconciliation that could not load a deletion vector. */
+const NOT_LOADED = /deletion vector .*was not loaded/
 
 function sharedKeys(a: PlannedOp | undefined, b: PlannedOp | undefined): number[] {
   if (a === undefined || b === undefined || a.kind === 'optimize' || b.kind === 'optimize') return []

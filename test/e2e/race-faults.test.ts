@@ -19,7 +19,7 @@ describe('race under kill -9, storage and ambiguous-put faults', () => {
     root = await mkdtemp(join(tmpdir(), 'delta-rlc-race-faults-'))
     report = await runRace({
       location: join(root, 'table'),
-      writers: { append: 2, delete: 1, update: 1, merge: 1 },
+      writers: { append: 2, delete: 1, update: 1, merge: 1, optimize: 1 },
       overlap: 'disjoint',
       conflicts: 'all',
       seed: 3,
@@ -53,5 +53,13 @@ describe('race under kill -9, storage and ambiguous-put faults', () => {
     assert.ok((t.abortsByCode.DELTA_STORAGE_ERROR ?? 0) > 0, JSON.stringify(t.abortsByCode))
     assert.ok(t.opRetries > 0, 'operations were tried again under their marker')
     assert.ok(t.commits > 10)
+  })
+
+  it('on disjoint keys, a conflict abort only comes from a deletion vector a storage fault kept from loading', () => {
+    const v = report.runs[0]!.verify!
+    for (const a of v.abortDetails) {
+      assert.equal(a.class, 'fact-unavailable', JSON.stringify(a))
+      assert.match(a.reconcileRefused ?? '', /was not loaded/)
+    }
   })
 })
