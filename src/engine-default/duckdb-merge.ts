@@ -14,7 +14,7 @@ import { renderDuckDbSql } from '../expressions/render-duckdb.js'
 import { type PartitionValue, parsePartitionValue } from '../protocol/partition-values.js'
 import type { DataType, PrimitiveType } from '../protocol/schema.js'
 import type { ObjectStore } from '../storage/object-store.js'
-import { RowValueConverter } from './duckdb-row-appender.js'
+import { appendIndexedPositions, RowValueConverter } from './duckdb-row-appender.js'
 import { type DuckDbRuntime, FILE_COL, sqlIdent, sqlString } from './duckdb-runtime.js'
 import { duckType, isPrimitive } from './duckdb-types.js'
 import { toJsValue } from './duckdb-values.js'
@@ -187,15 +187,10 @@ class MergeJob {
 
     await this.#con.run('CREATE TEMP TABLE m_dv (__fidx INTEGER, __pos BIGINT)')
     const appender = await this.#con.createAppender('m_dv', 'main', 'temp')
-    files.forEach((f, i) => {
-      const rows = f.deletedRows
-      if (rows === undefined) return
-      for (let k = 0; k < rows.length; k++) {
-        appender.appendInteger(i)
-        appender.appendBigInt(BigInt(rows[k] as number))
-        appender.endRow()
-      }
-    })
+    appendIndexedPositions(
+      appender,
+      files.map((f, i) => ({ index: i, positions: f.deletedRows })),
+    )
     appender.closeSync()
 
     const scan =
