@@ -22,6 +22,7 @@ import { loadSnapshot } from '../src/snapshot/load-snapshot.js'
 import { writeCheckpoint } from '../src/snapshot/write-checkpoint.js'
 import { createLocalStore } from '../src/storage/local-store.js'
 import { mapLimit } from '../src/util/map-limit.js'
+import { syntheticTableSetup } from '../test/helpers/synthetic-table.js'
 import { type BenchResult, median, result, timeBoth, timeRuns, withTempDir } from './harness.js'
 
 /** The loader's commit read concurrency, used by the baseline too. */
@@ -126,15 +127,6 @@ export async function writeSyntheticLog(dir: string, commits: number): Promise<v
   const logDir = join(dir, '_delta_log')
   await mkdir(logDir, { recursive: true })
   const now = BigInt(Date.now())
-  const schema = {
-    type: 'struct',
-    fields: [
-      { name: 'id', type: 'long', nullable: true, metadata: {} },
-      { name: 'value', type: 'double', nullable: true, metadata: {} },
-      { name: 'name', type: 'string', nullable: true, metadata: {} },
-      { name: 'part', type: 'integer', nullable: true, metadata: {} },
-    ],
-  }
   const versions = Array.from({ length: commits }, (_, v) => v)
   await mapLimit(versions, 64, async (v) => {
     const actions: Action[] = [
@@ -151,28 +143,7 @@ export async function writeSyntheticLog(dir: string, commits: number): Promise<v
         },
       },
     ]
-    if (v === 0) {
-      actions.push(
-        {
-          protocol: {
-            minReaderVersion: 3,
-            minWriterVersion: 7,
-            readerFeatures: ['deletionVectors'],
-            writerFeatures: ['deletionVectors'],
-          },
-        },
-        {
-          metaData: {
-            id: randomUUID(),
-            format: { provider: 'parquet', options: {} },
-            schemaString: JSON.stringify(schema),
-            partitionColumns: [],
-            configuration: { 'delta.enableDeletionVectors': 'true' },
-            createdTime: now,
-          },
-        },
-      )
-    }
+    if (v === 0) actions.push(...syntheticTableSetup(now))
     actions.push({ add: fileAction(v, now) })
     if (v >= 2 && v % 4 === 0) {
       const { stats: _stats, modificationTime: _m, ...gone } = fileAction(v - 2, now)

@@ -74,35 +74,9 @@ export async function buildSyntheticTable(
   con.closeSync()
   instance.closeSync()
 
-  const schema = {
-    type: 'struct',
-    fields: [
-      { name: 'id', type: 'long', nullable: true, metadata: {} },
-      { name: 'value', type: 'double', nullable: true, metadata: {} },
-      { name: 'name', type: 'string', nullable: true, metadata: {} },
-      { name: 'part', type: 'integer', nullable: true, metadata: {} },
-    ],
-  }
   const actions: Action[] = [
     { commitInfo: { timestamp: BigInt(Date.now()), operation: 'WRITE', txnId: randomUUID() } },
-    {
-      protocol: {
-        minReaderVersion: 3,
-        minWriterVersion: 7,
-        readerFeatures: ['deletionVectors'],
-        writerFeatures: ['deletionVectors'],
-      },
-    },
-    {
-      metaData: {
-        id: randomUUID(),
-        format: { provider: 'parquet', options: {} },
-        schemaString: JSON.stringify(schema),
-        partitionColumns: [],
-        configuration: { 'delta.enableDeletionVectors': 'true' },
-        createdTime: BigInt(Date.now()),
-      },
-    },
+    ...syntheticTableSetup(BigInt(Date.now())),
   ]
   const withDv = bitmaps.filter((b) => !b.isEmpty)
   const dvFile = withDv.length > 0 ? buildDvFile(withDv) : undefined
@@ -148,4 +122,43 @@ export async function buildSyntheticTable(
   }
   await writeFile(join(dir, '_delta_log', '00000000000000000000.json'), serializeCommit(actions))
   return { dir, files: names, totalRows: opts.files * opts.rowsPerFile, liveRows, liveRowsPerFile, liveIdSum }
+}
+
+/**
+ * The protocol and metadata of a synthetic table (the schema described above, deletion vectors
+ * on), as its first commit carries them.
+ *
+ * @param createdTime - the metadata's creation time, ms since the epoch
+ * @returns the `protocol` and `metaData` actions
+ */
+export function syntheticTableSetup(createdTime: bigint): Action[] {
+  const schema = {
+    type: 'struct',
+    fields: [
+      { name: 'id', type: 'long', nullable: true, metadata: {} },
+      { name: 'value', type: 'double', nullable: true, metadata: {} },
+      { name: 'name', type: 'string', nullable: true, metadata: {} },
+      { name: 'part', type: 'integer', nullable: true, metadata: {} },
+    ],
+  }
+  return [
+    {
+      protocol: {
+        minReaderVersion: 3,
+        minWriterVersion: 7,
+        readerFeatures: ['deletionVectors'],
+        writerFeatures: ['deletionVectors'],
+      },
+    },
+    {
+      metaData: {
+        id: randomUUID(),
+        format: { provider: 'parquet', options: {} },
+        schemaString: JSON.stringify(schema),
+        partitionColumns: [],
+        configuration: { 'delta.enableDeletionVectors': 'true' },
+        createdTime,
+      },
+    },
+  ]
 }
