@@ -3,13 +3,8 @@
  * a log entry: the two moments where a crash decides whether a commit exists. Everything else
  * passes through untouched.
  */
-import type {
-  ByteRange,
-  FileMeta,
-  ObjectStore,
-  PutOptions,
-  StoreCallOptions,
-} from '../storage/object-store.js'
+import type { ObjectStore, PutOptions } from '../storage/object-store.js'
+import { passThroughStore } from '../storage/pass-through-store.js'
 
 /** A put of a commit file (`_delta_log/<20 digits>.json`). */
 const COMMIT_KEY = /^_delta_log\/\d{20}\.json$/
@@ -40,12 +35,7 @@ export interface KillSwitchStore extends ObjectStore {
 export function createKillSwitchStore(inner: ObjectStore): KillSwitchStore {
   let armed: { trigger: LogPutTrigger; fire: () => void } | undefined
   const store: KillSwitchStore = {
-    root: inner.root,
-    read: (key: string, range?: ByteRange, opts?: StoreCallOptions) => inner.read(key, range, opts),
-    head: (key: string, opts?: StoreCallOptions): Promise<FileMeta> => inner.head(key, opts),
-    delete: (key: string, opts?: StoreCallOptions) => inner.delete(key, opts),
-    listFrom: (from: string, opts?: StoreCallOptions) => inner.listFrom(from, opts),
-    listRecursive: (prefix: string, opts?: StoreCallOptions) => inner.listRecursive(prefix, opts),
+    ...passThroughStore(inner),
     async put(key: string, data: Uint8Array, opts?: PutOptions): Promise<void> {
       const a = armed
       if (a === undefined || !COMMIT_KEY.test(key) || opts?.ifNotExists !== true) {
@@ -65,10 +55,6 @@ export function createKillSwitchStore(inner: ObjectStore): KillSwitchStore {
     disarm() {
       armed = undefined
     },
-  }
-  if (inner.localPath !== undefined) {
-    const localPath = inner.localPath.bind(inner)
-    Object.assign(store, { localPath: (key: string) => localPath(key) })
   }
   return store
 }

@@ -27,6 +27,7 @@ export { checkDirectoryKey, checkKey, checkObjectKey, checkRange, compareUtf8, d
 export { createLocalStore } from './local-store.js'
 export { createMemoryStore } from './memory-store.js'
 export type { ByteRange, FileMeta, ObjectStore, PutOptions, StoreCallOptions } from './object-store.js'
+export { passThroughStore } from './pass-through-store.js'
 export type { RetryOptions } from './retry.js'
 export type { S3Location, S3StoreOptions } from './s3-store.js'
 export { createS3Store, parseS3Location } from './s3-store.js'

@@ -20,6 +20,7 @@ import {
   createLocalStore,
   createMemoryStore,
   type ObjectStore,
+  passThroughStore,
 } from '../../src/storage/index.js'
 import { DeltaTable } from '../../src/table/delta-table.js'
 import { type CacheWorkerReport, remoteView } from '../helpers/staging-cache-worker.js'
@@ -44,16 +45,11 @@ function countingStore(name: string) {
   const faulty = createFaultyStore(createMemoryStore(name), {})
   const reads = new Map<string, number>()
   const store: ObjectStore = {
-    root: faulty.root,
+    ...passThroughStore(faulty),
     read: (key, range, opts) => {
       if (range === undefined) reads.set(key, (reads.get(key) ?? 0) + 1)
       return faulty.read(key, range, opts)
     },
-    listFrom: (from, opts) => faulty.listFrom(from, opts),
-    listRecursive: (prefix, opts) => faulty.listRecursive(prefix, opts),
-    put: (key, data, opts) => faulty.put(key, data, opts),
-    head: (key, opts) => faulty.head(key, opts),
-    delete: (key, opts) => faulty.delete(key, opts),
   }
   return { store, reads, readsOf: (key: string) => reads.get(key) ?? 0 }
 }

@@ -8,7 +8,7 @@
  * Operation `seq`: even -> append ids seq*10 .. seq*10+9; odd -> delete ids (seq-1)*10 .. +4
  * (rows the previous operation appended, if it landed).
  */
-import { createLocalStore } from '../../src/storage/index.js'
+import { createLocalStore, passThroughStore } from '../../src/storage/index.js'
 import type { ObjectStore } from '../../src/storage/object-store.js'
 import { DeltaTable } from '../../src/table/delta-table.js'
 
@@ -30,13 +30,7 @@ function killingStore(inner: ObjectStore): ObjectStore {
   const seen = { data: 0, dv: 0, log: 0, other: 0 }
   const die = () => process.kill(process.pid, 'SIGKILL')
   return {
-    root: inner.root,
-    read: (k, r, o) => inner.read(k, r, o),
-    head: (k, o) => inner.head(k, o),
-    delete: (k, o) => inner.delete(k, o),
-    listFrom: (f, o) => inner.listFrom(f, o),
-    listRecursive: (p, o) => inner.listRecursive(p, o),
-    localPath: (k) => (inner.localPath as (key: string) => string)(k),
+    ...passThroughStore(inner),
     async put(key, data, opts) {
       const kind = kindOf(key)
       seen[kind]++

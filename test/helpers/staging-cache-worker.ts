@@ -9,7 +9,7 @@ import { readFile } from 'node:fs/promises'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { createStagingCache } from '../../src/engine-default/staging-cache.js'
-import { createLocalStore, type ObjectStore } from '../../src/storage/index.js'
+import { createLocalStore, type ObjectStore, passThroughStore } from '../../src/storage/index.js'
 
 /** What one worker saw. */
 export interface CacheWorkerReport {
@@ -27,15 +27,8 @@ export interface CacheWorkerReport {
  * @returns the same objects without local paths
  */
 export function remoteView(store: ObjectStore): ObjectStore {
-  return {
-    root: `remote-view:${store.root}`,
-    read: (key, range, opts) => store.read(key, range, opts),
-    listFrom: (from, opts) => store.listFrom(from, opts),
-    listRecursive: (prefix, opts) => store.listRecursive(prefix, opts),
-    put: (key, data, opts) => store.put(key, data, opts),
-    head: (key, opts) => store.head(key, opts),
-    delete: (key, opts) => store.delete(key, opts),
-  }
+  const { localPath: _localPath, ...calls } = passThroughStore(store)
+  return { ...calls, root: `remote-view:${store.root}` }
 }
 
 async function main(): Promise<void> {

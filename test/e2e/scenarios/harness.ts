@@ -33,7 +33,7 @@ import { protocolForProperties } from '../../../src/protocol/table-features.js'
 import { loadDeletionVector } from '../../../src/scan/load-deletion-vector.js'
 import { pruneFiles } from '../../../src/scan/prune-files.js'
 import { parseWhere } from '../../../src/scan/table-scan.js'
-import { createLocalStore } from '../../../src/storage/index.js'
+import { createLocalStore, passThroughStore } from '../../../src/storage/index.js'
 import type { ObjectStore } from '../../../src/storage/object-store.js'
 import type { CreateOptions } from '../../../src/table/create-table.js'
 import { DeltaTable } from '../../../src/table/delta-table.js'
@@ -672,13 +672,8 @@ export async function s2(
  */
 export function preCommitHookStore(inner: ObjectStore, beforeCommit: () => Promise<unknown>): ObjectStore {
   let pending: (() => Promise<unknown>) | undefined = beforeCommit
-  const store: ObjectStore = {
-    root: inner.root,
-    read: (key, range, opts) => inner.read(key, range, opts),
-    listFrom: (from, opts) => inner.listFrom(from, opts),
-    listRecursive: (prefix, opts) => inner.listRecursive(prefix, opts),
-    head: (key, opts) => inner.head(key, opts),
-    delete: (key, opts) => inner.delete(key, opts),
+  return {
+    ...passThroughStore(inner),
     put: async (key, data, opts) => {
       if (pending !== undefined && /^_delta_log\/\d{20}\.json$/.test(key)) {
         const hook = pending
@@ -688,8 +683,6 @@ export function preCommitHookStore(inner: ObjectStore, beforeCommit: () => Promi
       return inner.put(key, data, opts)
     },
   }
-  if (inner.localPath !== undefined) store.localPath = (key) => inner.localPath!(key)
-  return store
 }
 
 // === The manual API (schedule M) ===

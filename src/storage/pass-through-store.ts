@@ -1,0 +1,28 @@
+/**
+ * The base of a store wrapper: every call goes to the wrapped store. A wrapper spreads it and
+ * replaces the calls it watches, e.g. `{ ...passThroughStore(inner), put: ... }`.
+ */
+import type { ObjectStore } from './object-store.js'
+
+/**
+ * A store whose every call goes to `inner`; it has `localPath` exactly when `inner` has.
+ *
+ * @param inner - the wrapped store
+ * @returns the delegating store
+ */
+export function passThroughStore(inner: ObjectStore): ObjectStore {
+  const store: ObjectStore = {
+    root: inner.root,
+    read: (key, range, opts) => inner.read(key, range, opts),
+    listFrom: (from, opts) => inner.listFrom(from, opts),
+    listRecursive: (prefix, opts) => inner.listRecursive(prefix, opts),
+    put: (key, data, opts) => inner.put(key, data, opts),
+    head: (key, opts) => inner.head(key, opts),
+    delete: (key, opts) => inner.delete(key, opts),
+  }
+  if (inner.localPath !== undefined) {
+    const localPath = inner.localPath.bind(inner)
+    store.localPath = (key) => localPath(key)
+  }
+  return store
+}
