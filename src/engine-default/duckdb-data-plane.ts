@@ -1,9 +1,10 @@
 import type { DuckDBConnection } from '@duckdb/node-api'
-import type { ColumnSpec, DataFileRef, DataPlane, FileMatches, ScanRequest } from '../engine/data-plane.js'
+import type { ColumnSpec, DataPlane, FileMatches, ScanRequest } from '../engine/data-plane.js'
 import { InvalidArgumentError, isDeltaError, StorageError } from '../errors/index.js'
 import type { Expression } from '../expressions/ast.js'
 import { renderDuckDbSql } from '../expressions/render-duckdb.js'
 import type { ObjectStore } from '../storage/object-store.js'
+import { partitionValueLiteral } from './duckdb-partition-literal.js'
 import { appendIndexedPositions } from './duckdb-row-appender.js'
 import { type DuckDbRuntime, FILE_COL, ROW_COL, sqlIdent, sqlString } from './duckdb-runtime.js'
 import { duckType, isPrimitive } from './duckdb-types.js'
@@ -135,7 +136,7 @@ export class DuckDbDataPlane implements DataPlane {
       let from = `FROM (SELECT *, file_row_number AS ${ROW_COL} FROM ${source}) d`
       if (partitionCols.length > 0) {
         const rows = request.files.map((f, i) => {
-          const values = partitionCols.map((c) => partitionLiteral(f, c))
+          const values = partitionCols.map((c) => partitionValueLiteral(f.partitionValues, c))
           return `(${[sqlString(paths[i] as string), ...values].join(', ')})`
         })
         const cols = [FILE_COL, ...partitionCols.map((_, i) => `p${i}`)].map(sqlIdent).join(', ')
@@ -229,16 +230,6 @@ function uniqueColumns(cols: readonly ColumnSpec[]): ColumnSpec[] {
   const seen = new Map<string, ColumnSpec>()
   for (const c of cols) if (!seen.has(c.name)) seen.set(c.name, c)
   return [...seen.values()]
-}
-
-/** A partition value from the log as a typed SQL literal of the column's type. */
-function partitionLiteral(file: DataFileRef, col: ColumnSpec): string {
-  const raw = file.partitionValues[col.physicalName] ?? file.partitionValues[col.name] ?? null
-  const type = duckType(col.type)
-  if (raw === null) return `CAST(NULL AS ${type})`
-  if (col.type === 'binary') return `CAST(${sqlString(raw)} AS BLOB)`
-  if (col.type === 'timestamp') return `CAST(${sqlString(raw)} AS TIMESTAMP)::TIMESTAMPTZ`
-  return `CAST(${sqlString(raw)} AS ${type})`
 }
 
 function wrap(err: unknown, what: string): unknown {

@@ -11,9 +11,8 @@ import type {
 import { InvalidArgumentError, isDeltaError, StorageError } from '../errors/index.js'
 import type { Expression } from '../expressions/ast.js'
 import { renderDuckDbSql } from '../expressions/render-duckdb.js'
-import { type PartitionValue, parsePartitionValue } from '../protocol/partition-values.js'
-import type { DataType, PrimitiveType } from '../protocol/schema.js'
 import type { ObjectStore } from '../storage/object-store.js'
+import { partitionValueLiteral } from './duckdb-partition-literal.js'
 import { appendIndexedPositions, RowValueConverter } from './duckdb-row-appender.js'
 import { type DuckDbRuntime, FILE_COL, sqlIdent, sqlString } from './duckdb-runtime.js'
 import { duckType, isPrimitive } from './duckdb-types.js'
@@ -177,7 +176,7 @@ class MergeJob {
     if (files.length === 0) return
     const partitions = target.map((c, i) => [c, i] as const).filter(([c]) => c.isPartition)
     const values = files.map((f, i) => {
-      const parts = partitions.map(([c]) => partitionLiteral(f, c))
+      const parts = partitions.map(([c]) => partitionValueLiteral(f.partitionValues, c))
       return `(${[`CAST(${i} AS INTEGER)`, sqlString(paths[i] as string), ...parts].join(', ')})`
     })
     const names = ['__fidx', '__path', ...partitions.map(([, i]) => `p${i}`)].map(sqlIdent).join(', ')
@@ -414,33 +413,6 @@ function emptyResult(req: MergeRequest, multipleMatch: MergeMultipleMatch): Merg
     numTargetRowsInserted: 0,
     multipleMatch,
   })
-}
-
-/** A partition value from the log as an exact, typed SQL literal. */
-function partitionLiteral(f: DataFileRef, c: ColumnSpec): string {
-  const raw = f.partitionValues[c.physicalName] ?? f.partitionValues[c.name] ?? null
-  const type = c.type as PrimitiveType
-  return typedLiteral(parsePartitionValue(raw, type, c.name), type)
-}
-
-function typedLiteral(value: PartitionValue, type: PrimitiveType): string {
-  const t = duckType(type as DataType)
-  if (value === null) return `CAST(NULL AS ${t})`
-  if (value instanceof Uint8Array) return `from_hex(${sqlString(Buffer.from(value).toString('hex'))})`
-  switch (type) {
-    case 'string':
-      return sqlString(String(value))
-    case 'boolean':
-      return value ? 'TRUE' : 'FALSE'
-    case 'date':
-      return `DATE ${sqlString(String(value))}`
-    case 'timestamp':
-      return `CAST(make_timestamp(CAST(${String(value)} AS BIGINT)) AS TIMESTAMPTZ)`
-    case 'timestamp_ntz':
-      return `make_timestamp(CAST(${String(value)} AS BIGINT))`
-    default:
-      return `CAST(${sqlString(String(value))} AS ${t})`
-  }
 }
 
 /** DuckDB's type and conversion errors while evaluating caller expressions are the caller's. */

@@ -15,15 +15,10 @@ import type {
 import { InternalError, InvalidArgumentError, isDeltaError, StorageError } from '../errors/index.js'
 import type { Expression } from '../expressions/ast.js'
 import { renderDuckDbSql } from '../expressions/render-duckdb.js'
-import {
-  encodeAddPath,
-  type PartitionValue,
-  parsePartitionValue,
-  partitionDirectory,
-  serializePartitionValue,
-} from '../protocol/partition-values.js'
-import { type DataType, decimalParts, type PrimitiveType } from '../protocol/schema.js'
+import { encodeAddPath, partitionDirectory, serializePartitionValue } from '../protocol/partition-values.js'
+import type { DataType } from '../protocol/schema.js'
 import type { ObjectStore } from '../storage/object-store.js'
+import { partitionValueLiteral } from './duckdb-partition-literal.js'
 import {
   appendIndexedPositions,
   ChunkAppender,
@@ -33,7 +28,6 @@ import {
   unknownColumn,
 } from './duckdb-row-appender.js'
 import { type DuckDbRuntime, FILE_COL, sqlIdent, sqlString } from './duckdb-runtime.js'
-import { duckType } from './duckdb-types.js'
 import { toJsValue } from './duckdb-values.js'
 import { fileStatsQuery } from './file-stats.js'
 import { type StagedFile, stageForRead } from './staging.js'
@@ -320,7 +314,7 @@ class WriteJob {
     }
     const partCols = withPartitions ? layout.partitionColumns : []
     const values = sources.map((f, i) => {
-      const parts = partCols.map((c) => partitionLiteral(f, c))
+      const parts = partCols.map((c) => partitionValueLiteral(f.partitionValues, c))
       return `(${[`CAST(${i} AS INTEGER)`, sqlString(paths[i] as string), ...parts].join(', ')})`
     })
     const names = ['__idx', '__path', ...partCols.map((_, j) => `p${j}`)].map(sqlIdent).join(', ')
@@ -815,35 +809,6 @@ function normalizedPartitionValues(f: DataFileRef, layout: WriteLayout): Record<
     out[c.physicalName] = emptyToNull(raw)
   }
   return out
-}
-
-/** A partition value from the log as an exact, typed SQL literal. */
-function partitionLiteral(f: DataFileRef, c: PartitionColumn): string {
-  const raw = f.partitionValues[c.physicalName] ?? f.partitionValues[c.name] ?? null
-  const value: PartitionValue = parsePartitionValue(raw, c.type, c.name)
-  return typedLiteral(value, c.type)
-}
-
-function typedLiteral(value: PartitionValue, type: PrimitiveType): string {
-  const t = duckType(type)
-  if (value === null) return `CAST(NULL AS ${t})`
-  if (value instanceof Uint8Array) return `from_hex(${sqlString(Buffer.from(value).toString('hex'))})`
-  switch (type) {
-    case 'string':
-      return sqlString(String(value))
-    case 'boolean':
-      return value ? 'TRUE' : 'FALSE'
-    case 'date':
-      return `DATE ${sqlString(String(value))}`
-    case 'timestamp':
-      return `CAST(make_timestamp(CAST(${String(value)} AS BIGINT)) AS TIMESTAMPTZ)`
-    case 'timestamp_ntz':
-      return `make_timestamp(CAST(${String(value)} AS BIGINT))`
-    default:
-      return decimalParts(type) !== undefined || type === 'float' || type === 'double'
-        ? `CAST(${sqlString(String(value))} AS ${t})`
-        : `CAST(${String(value)} AS ${t})`
-  }
 }
 
 function wrap(err: unknown, what: string): unknown {

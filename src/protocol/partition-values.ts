@@ -177,6 +177,12 @@ function badValue(raw: string, type: PrimitiveType, column: string | undefined):
  * | timestamp_ntz | microseconds of the wall-clock time as if in UTC, `bigint` |
  * | binary | the UTF-8 bytes of the string |
  *
+ * Binary: the protocol's "string of escaped binary values" (its example `"\u0001\u0002\u0003"`)
+ * is the JSON escaping of the log line, so once the JSON is parsed the value's bytes are the
+ * UTF-8 bytes of the text, as Spark's binary/string casts and Delta Kernel read them. Backslashes
+ * in the text are bytes, never escapes: `a\x41` is the five bytes `61 5c 78 34 31`. Every reader
+ * of partition values must decode binary through this function.
+ *
  * @param raw - the stored string, or null
  * @param type - the partition column's type
  * @param column - the column name, for messages

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { DuckDBConnection } from '@duckdb/node-api'
 import type { ColumnSpec, DataFileRef } from '../engine/data-plane.js'
+import { partitionValueLiteral } from '../engine-default/duckdb-partition-literal.js'
 import { FILE_COL, ROW_COL, sqlIdent, sqlString } from '../engine-default/duckdb-runtime.js'
 import { duckType, isPrimitive } from '../engine-default/duckdb-types.js'
 import { type StagedFile, stageForRead } from '../engine-default/staging.js'
@@ -157,7 +158,7 @@ async function fileViewSql(
   if (partitionCols.length > 0) {
     const cols = [FILE_COL, ...partitionCols.map((_, i) => `p${i}`)].map(sqlIdent).join(', ')
     const rows = refs.map((ref, i) => {
-      const values = partitionCols.map((c) => partitionLiteral(ref, c))
+      const values = partitionCols.map((c) => partitionValueLiteral(ref.partitionValues, c))
       return `(${[sqlString(paths[i] as string), ...values].join(', ')})`
     })
     await con.run(
@@ -192,13 +193,4 @@ async function fileViewSql(
     return `${expr} AS ${sqlIdent(c.name)}`
   })
   return `CREATE OR REPLACE TEMP VIEW ${sqlIdent(plan.name)} AS SELECT ${select.join(', ')} ${from}`
-}
-
-/** A partition value from the log as a typed SQL literal of the column's type. */
-function partitionLiteral(ref: DataFileRef, col: ColumnSpec): string {
-  const raw = ref.partitionValues[col.physicalName] ?? ref.partitionValues[col.name] ?? null
-  const type = duckType(col.type)
-  if (raw === null) return `CAST(NULL AS ${type})`
-  if (col.type === 'timestamp') return `CAST(${sqlString(raw)} AS TIMESTAMP)::TIMESTAMPTZ`
-  return `CAST(${sqlString(raw)} AS ${type})`
 }

@@ -55,6 +55,9 @@ describe('parsePartitionValue', () => {
 
   it('reads binary as the UTF-8 bytes of the string', () => {
     assert.deepEqual(parsePartitionValue('\u0001\u0002A', 'binary'), new Uint8Array([1, 2, 65]))
+    // A backslash is a byte like any other: `a\x41` is five bytes, not `aA`.
+    assert.deepEqual(parsePartitionValue('a\\x41', 'binary'), new Uint8Array([0x61, 0x5c, 0x78, 0x34, 0x31]))
+    assert.deepEqual(parsePartitionValue('é', 'binary'), new Uint8Array([0xc3, 0xa9]))
   })
 
   it('reads null and the empty string as null for every type', () => {

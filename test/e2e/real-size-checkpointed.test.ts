@@ -1,0 +1,217 @@
+/**
+ * Every operation on a table with a long, checkpointed log: more than 50 commits and at least
+ * three checkpoints (a small `delta.checkpointInterval`, deletion vectors on, partitioned and
+ * not), each operation checked against a row model kept in JavaScript. After every commit the
+ * whole table and its `count()` equal the model; then every earlier version reads as the model
+ * was at that version, by version and by the timestamp `history()` reports for it, and VACUUM
+ * leaves the latest version whole.
+ */
+import assert from 'node:assert/strict'
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { after, before, describe, it } from 'node:test'
+import { DeltaTable } from '../../src/table/delta-table.js'
+import {
+  applyToModel,
+  applyToTable,
+  assertTableIs,
+  checkpointVersions,
+  describeOp,
+  MERGE_ID_BASE,
+  type ModelRow,
+  type Op,
+  type Pred,
+  REAL_SIZE_SCHEMA,
+  type SetSpec,
+} from '../helpers/real-size.js'
+
+interface Layout {
+  readonly name: string
+  readonly partitioned: boolean
+  readonly interval: number
+}
+
+const LAYOUTS: readonly Layout[] = [
+  {
+    name: 'unpartitioned, deletion vectors, a checkpoint every 10 commits',
+    partitioned: false,
+    interval: 10,
+  },
+  {
+    name: 'partitioned by part, deletion vectors, a checkpoint every 7 commits',
+    partitioned: true,
+    interval: 7,
+  },
+]
+
+/** Rounds of the script; each adds five or six commits. */
+const ROUNDS = 10
+
+/**
+ * The operations, in order: a first load, then rounds of append, DELETE, UPDATE, MERGE (upsert,
+ * conditional mix, delete in turn), append, an OPTIMIZE every third round and a VACUUM inside the
+ * retention once. Predicates vary so that deletes and updates hit many files and partitions.
+ */
+function script(): Op[] {
+  const ops: Op[] = []
+  let next = 0
+  const append = (count: number) => {
+    ops.push({ kind: 'append', from: next, count })
+    next += count
+  }
+  append(400)
+  for (let round = 0; round < ROUNDS; round++) {
+    append(150)
+    const deletes: Pred[] = [
+      { t: 'mod', m: 13, r: round },
+      { t: 'range', a: round * 97, b: round * 97 + 40 },
+      { t: 'partMod', p: round % 3, m: 9, r: round % 9 },
+      { t: 'nameNullMod', m: 7, r: round % 7 },
+    ]
+    ops.push({ kind: 'delete', where: deletes[round % deletes.length]! })
+    const updates: Array<{ where: Pred; set: SetSpec }> = [
+      { where: { t: 'mod', m: 11, r: round % 11 }, set: { t: 'addValue', k: round + 1 } },
+      { where: { t: 'range', a: round * 61, b: round * 61 + 90 }, set: { t: 'name', s: `u${round}` } },
+      { where: { t: 'partMod', p: (round + 1) % 3, m: 8, r: round % 8 }, set: { t: 'movePart' } },
+    ]
+    ops.push({ kind: 'update', ...updates[round % updates.length]! })
+    const ids: number[] = []
+    for (let k = 0; k < 40; k++) ids.push((round * 37 + k * 53) % next)
+    for (let k = 0; k < 20; k++) ids.push(MERGE_ID_BASE + round * 100 + k)
+    const modes = ['upsert', 'mixed', 'delete'] as const
+    ops.push({ kind: 'merge', mode: modes[round % 3]!, ids: [...new Set(ids)], salt: round + 1 })
+    append(100)
+    if (round % 3 === 2) ops.push({ kind: 'optimize' })
+    if (round === 4) ops.push({ kind: 'vacuum' })
+  }
+  return ops
+}
+
+for (const layout of LAYOUTS) {
+  describe(`a table with a checkpointed log of over 50 commits: ${layout.name}`, () => {
+    let base = ''
+    let dir = ''
+    let table: DeltaTable
+    /** The model's rows at each version. */
+    const modelAt: ModelRow[][] = []
+    /** The operation each version's commit reported. */
+    const operationAt: string[] = []
+
+    before(async () => {
+      base = await mkdtemp(join(tmpdir(), 'delta-rlc-real-size-'))
+      dir = join(base, 't')
+      table = await DeltaTable.create(dir, {
+        schema: REAL_SIZE_SCHEMA,
+        partitionBy: layout.partitioned ? ['part'] : [],
+        properties: {
+          'delta.enableDeletionVectors': 'true',
+          'delta.checkpointInterval': String(layout.interval),
+        },
+      })
+      modelAt.push([])
+      operationAt.push('CREATE TABLE')
+    })
+    after(async () => {
+      await table?.close()
+      await rm(base, { recursive: true, force: true })
+    })
+
+    it('append, delete, update, merge, optimize and vacuum each leave the table and count() equal to the model', async () => {
+      let model: ModelRow[] = []
+      for (const op of script()) {
+        const result = await applyToTable(table, op)
+        model = applyToModel(op, model)
+        const label = `after ${describeOp(op)} (version ${result.version})`
+        if (op.kind === 'vacuum') {
+          assert.equal(result.committed, false, 'VACUUM writes no version')
+          assert.equal(result.metrics.numDeletedFiles, 0, 'nothing inside the retention is deleted')
+        } else {
+          assert.equal(result.committed, true, `${label} commits`)
+          assert.equal(result.version, BigInt(modelAt.length), `${label} is the next version`)
+          modelAt.push(model)
+          operationAt.push(result.operation)
+        }
+        await assertTableIs(table, model, label)
+      }
+      assert.ok(modelAt.length > 50, `${modelAt.length - 1} commits after the create`)
+      const checkpoints = await checkpointVersions(dir)
+      assert.ok(checkpoints.length >= 3, `checkpoints at ${checkpoints.join(', ')}`)
+      const latest = BigInt(modelAt.length - 1)
+      assert.equal(checkpoints.at(-1), latest - (latest % BigInt(layout.interval)))
+      const reopened = await DeltaTable.open(dir)
+      try {
+        await assertTableIs(reopened, model, 'a fresh handle reads the latest version')
+      } finally {
+        await reopened.close()
+      }
+    })
+
+    it('time travel by version returns the model as it was at every version', async () => {
+      assert.ok(modelAt.length > 50, 'the log was built')
+      for (let v = 0; v < modelAt.length; v++) {
+        await assertTableIs(table, modelAt[v]!, `version ${v}`, { version: BigInt(v) })
+      }
+    })
+
+    it('history lists every commit, newest first, with the operation each commit reported', async () => {
+      assert.ok(modelAt.length > 50, 'the log was built')
+      const history = await table.history()
+      assert.deepEqual(
+        history.map((h) => h.version),
+        modelAt.map((_, v) => BigInt(v)).reverse(),
+      )
+      assert.deepEqual(
+        history.map((h) => h.operation),
+        [...operationAt].reverse(),
+      )
+      for (let i = 1; i < history.length; i++) {
+        assert.ok(history[i - 1]!.timestamp > history[i]!.timestamp, 'timestamps increase with versions')
+      }
+      assert.deepEqual(
+        (await table.history({ limit: 3 })).map((h) => h.version),
+        history.slice(0, 3).map((h) => h.version),
+      )
+    })
+
+    it('the timestamp history reports for each version time travels to that version, before and after checkpoints', async () => {
+      assert.ok(modelAt.length > 50, 'the log was built')
+      const history = await table.history()
+      const checkpoints = await checkpointVersions(dir)
+      for (const h of history) {
+        const snap = await table.snapshot({ timestamp: h.timestamp })
+        assert.equal(
+          snap.version,
+          h.version,
+          `the timestamp of version ${h.version} (checkpoints at ${checkpoints.join(', ')})`,
+        )
+      }
+      // Contents too, at a version before the first checkpoint, at a checkpoint, and after the last.
+      const newest = BigInt(modelAt.length - 1)
+      for (const v of [3n, checkpoints[0]!, checkpoints.at(-1)! - 1n, newest]) {
+        const h = history.find((e) => e.version === v)!
+        await assertTableIs(table, modelAt[Number(v)]!, `timestamp of version ${v}`, {
+          timestamp: h.timestamp,
+        })
+      }
+    })
+
+    it('vacuum with zero retention keeps the latest version whole, readable through its checkpoint, and writable', async () => {
+      assert.ok(modelAt.length > 50, 'the log was built')
+      const model = modelAt.at(-1)!
+      const result = await table.vacuum({ retentionHours: 0, enforceRetentionDuration: false })
+      assert.ok(result.files.length > 0, 'the files earlier versions used are deleted')
+      await assertTableIs(table, model, 'after VACUUM')
+      const reopened = await DeltaTable.open(dir)
+      try {
+        await assertTableIs(reopened, model, 'a fresh handle after VACUUM')
+        const op: Op = { kind: 'append', from: 900_000, count: 50 }
+        const appended = await applyToTable(reopened, op)
+        assert.equal(appended.version, BigInt(modelAt.length))
+        await assertTableIs(reopened, applyToModel(op, model), 'an append after VACUUM')
+      } finally {
+        await reopened.close()
+      }
+    })
+  })
+}
