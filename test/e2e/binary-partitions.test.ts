@@ -86,7 +86,9 @@ describe('binary partition values', () => {
         const view = await createSnapshotView(con, table)
         const got = (await con.runAndReadAll('SELECT id, hex(b) FROM t ORDER BY id')).getRowsJS()
         await view.release()
-        const fromView = new Map(got.map((r) => [Number(r[0] as bigint), r[1] === null ? 'null' : String(r[1]).toLowerCase()]))
+        const fromView = new Map(
+          got.map((r) => [Number(r[0] as bigint), r[1] === null ? 'null' : String(r[1]).toLowerCase()]),
+        )
         assert.deepEqual(fromView, expected)
       } finally {
         con.closeSync()
