@@ -120,7 +120,7 @@ export class InvalidDeletionVectorError extends DeltaError {
   readonly code = 'DELTA_INVALID_DELETION_VECTOR'
   /** The DV file (or `inline`) at fault. */
   readonly path: string | undefined
-  constructor(message: string, options?: { path?: string; cause?: unknown }) {
+  constructor(message: string, options?: { path?: string; cause?: unknown; hint?: string }) {
     super(options?.path ? `${message} (deletion vector ${options.path})` : message, options)
     this.path = options?.path
   }
