@@ -8,6 +8,7 @@ export type { ConflictFlags } from './conflict/flags.js'
 export { CONFLICT_FLAG_KEYS, parseConflictFlags } from './conflict/flags.js'
 export type { Reconciliation, ReconciliationKind } from './conflict/reconciliation.js'
 export type {
+  CheckpointWriteOptions,
   ColumnSpec,
   DataFileRef,
   DataPlane,
@@ -17,6 +18,13 @@ export type {
   ScanRequest,
 } from './engine/index.js'
 export { createDefaultEngine, type DefaultEngineOptions } from './engine-default/default-engine.js'
+export {
+  openStream,
+  type ResultStream,
+  type StreamChunksOptions,
+  type StreamFailure,
+  streamChunks,
+} from './engine-default/duckdb-runtime.js'
 export * from './errors/index.js'
 export type { Expression } from './expressions/ast.js'
 export { parseExpression, parsePredicate } from './expressions/parse-predicate.js'

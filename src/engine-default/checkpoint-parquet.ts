@@ -1,16 +1,19 @@
 import { randomUUID } from 'node:crypto'
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import type { EngineCallOptions, ParquetHandler } from '../engine/engine.js'
+import { type DuckDBStructType, type DuckDBType, DuckDBTypeId } from '@duckdb/node-api'
+import type { CheckpointWriteOptions, EngineCallOptions, ParquetHandler } from '../engine/engine.js'
 import { InvalidTableError, isDeltaError, StorageError } from '../errors/index.js'
 import type { ObjectStore } from '../storage/object-store.js'
 import { type DuckDbRuntime, sqlIdent, sqlString } from './duckdb-runtime.js'
+import { duckType } from './duckdb-types.js'
 import { type StagedFile, stageForRead } from './staging.js'
 
 // === Checkpoint schema ===
 // The classic (V1) checkpoint layout Spark writes, so that Spark, delta-rs and kernel readers
-// find every column where they look for it. Statistics travel as the JSON string `add.stats`;
-// the optional `stats_parsed` struct is not written.
+// find every column where they look for it. Statistics travel as the JSON string `add.stats`,
+// the typed struct `add.stats_parsed`, or both, as the table's properties ask; the add struct is
+// therefore built per checkpoint (see addColumnType).
 
 const DV =
   'STRUCT(storageType VARCHAR, pathOrInlineDv VARCHAR, "offset" INTEGER, sizeInBytes INTEGER, cardinality BIGINT, maxRowIndex BIGINT)'
@@ -19,10 +22,7 @@ const STRING_MAP = 'MAP(VARCHAR, VARCHAR)'
 /** Column name -> DuckDB type of each action column, in Spark's column order. */
 const CHECKPOINT_COLUMNS: ReadonlyArray<readonly [string, string]> = [
   ['txn', 'STRUCT(appId VARCHAR, "version" BIGINT, lastUpdated BIGINT)'],
-  [
-    'add',
-    `STRUCT(path VARCHAR, partitionValues ${STRING_MAP}, size BIGINT, modificationTime BIGINT, dataChange BOOLEAN, tags ${STRING_MAP}, deletionVector ${DV}, baseRowId BIGINT, defaultRowCommitVersion BIGINT, clusteringProvider VARCHAR, stats VARCHAR)`,
-  ],
+  ['add', ''],
   [
     'remove',
     `STRUCT(path VARCHAR, deletionTimestamp BIGINT, dataChange BOOLEAN, extendedFileMetadata BOOLEAN, partitionValues ${STRING_MAP}, size BIGINT, deletionVector ${DV}, baseRowId BIGINT, defaultRowCommitVersion BIGINT)`,
@@ -37,6 +37,58 @@ const CHECKPOINT_COLUMNS: ReadonlyArray<readonly [string, string]> = [
   ],
   ['domainMetadata', 'STRUCT("domain" VARCHAR, "configuration" VARCHAR, removed BOOLEAN)'],
 ]
+
+/** The fields of `add` every checkpoint has, before the statistics columns. */
+const ADD_FIELDS = `path VARCHAR, partitionValues ${STRING_MAP}, size BIGINT, modificationTime BIGINT, dataChange BOOLEAN, tags ${STRING_MAP}, deletionVector ${DV}, baseRowId BIGINT, defaultRowCommitVersion BIGINT, clusteringProvider VARCHAR`
+
+/** The DuckDB type of the `add` column for the statistics format `opts` asks for. */
+function addColumnType(opts: CheckpointWriteOptions | undefined): string {
+  let fields = ADD_FIELDS
+  if (opts?.statsAsJson !== false) fields += ', stats VARCHAR'
+  if (opts?.partitionValuesParsedType)
+    fields += `, partitionValues_parsed ${duckType(opts.partitionValuesParsedType)}`
+  if (opts?.statsParsedType) fields += `, stats_parsed ${duckType(opts.statsParsedType)}`
+  return `STRUCT(${fields})`
+}
+
+/** The typed copies of statistics and partition values an `add` may carry. */
+const PARSED_ADD_FIELDS: ReadonlySet<string> = new Set(['stats_parsed', 'partitionValues_parsed'])
+
+/**
+ * The type to cast a checkpoint's `add` column to before it becomes JSON, or `undefined` when it
+ * has no parsed struct. Inside the parsed structs every primitive becomes text: JSON numbers would
+ * round decimals past 15 digits and DuckDB writes NaN and infinities as bare words, which are not
+ * JSON. The reader types each value again from the table schema.
+ */
+function addReadType(type: DuckDBType): string | undefined {
+  if (type.typeId !== DuckDBTypeId.STRUCT) return undefined
+  const struct = type as DuckDBStructType
+  if (!struct.entryNames.some((n) => PARSED_ADD_FIELDS.has(n))) return undefined
+  const fields = struct.entryNames.map((name, i) => {
+    const t = struct.entryTypes[i] as DuckDBType
+    return `${sqlIdent(name)} ${PARSED_ADD_FIELDS.has(name) ? textLeaves(t) : t.toString()}`
+  })
+  return `STRUCT(${fields.join(', ')})`
+}
+
+function textLeaves(type: DuckDBType): string {
+  switch (type.typeId) {
+    case DuckDBTypeId.STRUCT: {
+      const struct = type as DuckDBStructType
+      const fields = struct.entryNames.map(
+        (name, i) => `${sqlIdent(name)} ${textLeaves(struct.entryTypes[i] as DuckDBType)}`,
+      )
+      return `STRUCT(${fields.join(', ')})`
+    }
+    case DuckDBTypeId.LIST:
+    case DuckDBTypeId.ARRAY:
+    case DuckDBTypeId.MAP:
+    case DuckDBTypeId.UNION:
+      return type.toString()
+    default:
+      return 'VARCHAR'
+  }
+}
 
 /** Action columns a reader looks for, V2 ones included. */
 const ACTION_COLUMNS = [
@@ -80,9 +132,18 @@ export class DuckDbParquetHandler implements ParquetHandler {
         )
         const present = ACTION_COLUMNS.filter((c) => columns.has(c))
         if (present.length === 0) return []
+        // Timestamps in the parsed structs become text in UTC, whatever the process's zone.
+        await con.run(`SET TimeZone = 'UTC'`)
+        const addCast = columns.has('add')
+          ? addReadType((await con.run(`SELECT "add" FROM ${source} LIMIT 0`)).columnType(0))
+          : undefined
+        const json = (c: string): string =>
+          c === 'add' && addCast !== undefined
+            ? `to_json(CAST("add" AS ${addCast}))`
+            : `to_json(${sqlIdent(c)})`
         // One commit-shaped JSON line per row: the first non-null action column wins (a valid
         // checkpoint row has exactly one). to_json writes BIGINTs as exact integers.
-        const line = `coalesce(${present.map((c) => `'{"${c}":' || to_json(${sqlIdent(c)}) || '}'`).join(', ')})`
+        const line = `coalesce(${present.map((c) => `'{"${c}":' || ${json(c)} || '}'`).join(', ')})`
         const reader = await con.runAndReadAll(`SELECT ${line} AS line FROM ${source}`)
         const out: string[] = []
         for (const [value] of reader.getRows()) if (typeof value === 'string') out.push(value)
@@ -107,7 +168,7 @@ export class DuckDbParquetHandler implements ParquetHandler {
   async writeActionRows(
     key: string,
     jsonLines: readonly string[],
-    opts?: EngineCallOptions,
+    opts?: CheckpointWriteOptions,
   ): Promise<number> {
     await mkdir(this.#scratchDir, { recursive: true })
     const id = randomUUID()
@@ -115,13 +176,15 @@ export class DuckDbParquetHandler implements ParquetHandler {
     const parquetPath = join(this.#scratchDir, `${id}.checkpoint.parquet`)
     try {
       await writeFile(jsonPath, jsonLines.length === 0 ? '' : `${jsonLines.join('\n')}\n`)
-      const columns = `{${CHECKPOINT_COLUMNS.map(([name, type]) => `${sqlString(name)}: ${sqlString(type)}`).join(', ')}}`
-      await this.#duck.withConnection((con) =>
-        con.run(
+      const columns = `{${CHECKPOINT_COLUMNS.map(([name, type]) => `${sqlString(name)}: ${sqlString(name === 'add' ? addColumnType(opts) : type)}`).join(', ')}}`
+      await this.#duck.withConnection(async (con) => {
+        // Timestamp text without a zone (timestamp_ntz bounds) must not move with the process's zone.
+        await con.run(`SET TimeZone = 'UTC'`)
+        await con.run(
           `COPY (SELECT * FROM read_json(${sqlString(jsonPath)}, format = 'newline_delimited', columns = ${columns})) ` +
             `TO ${sqlString(parquetPath)} (FORMAT parquet, COMPRESSION snappy)`,
-        ),
-      )
+        )
+      })
       const bytes = await readFile(parquetPath)
       opts?.signal?.throwIfAborted()
       await this.#store.put(key, bytes, { signal: opts?.signal })

@@ -3,6 +3,7 @@
  * *what* to read or write; an {@link Engine} does it. `engine-default/` is the implementation
  * over node's file system and DuckDB; tests or embedders may pass their own.
  */
+import type { StructType } from '../protocol/schema.js'
 import type { ObjectStore } from '../storage/object-store.js'
 import type { DataPlane } from './data-plane.js'
 import type { DataWriter } from './data-writer.js'
@@ -50,9 +51,24 @@ export interface ParquetHandler {
 
   /**
    * Writes actions, given as commit-style JSON lines, to a Parquet file in the checkpoint schema
-   * and stores it under `key` (replacing any object there).
+   * and stores it under `key` (replacing any object there). An `add` line may carry
+   * `stats_parsed` and `partitionValues_parsed` objects; they are written with the types `opts`
+   * gives, and left out when `opts` gives none.
    *
    * @returns the size of the stored file in bytes
    */
-  writeActionRows(key: string, jsonLines: readonly string[], opts?: EngineCallOptions): Promise<number>
+  writeActionRows(key: string, jsonLines: readonly string[], opts?: CheckpointWriteOptions): Promise<number>
+}
+
+/**
+ * How a checkpoint carries per-file statistics and partition values
+ * (`delta.checkpoint.writeStatsAsJson`, `delta.checkpoint.writeStatsAsStruct`).
+ */
+export interface CheckpointWriteOptions extends EngineCallOptions {
+  /** Whether `add.stats` (JSON text) is a column of the file; true when absent. */
+  readonly statsAsJson?: boolean | undefined
+  /** The type of `add.stats_parsed`; the column is written only when given. */
+  readonly statsParsedType?: StructType | undefined
+  /** The type of `add.partitionValues_parsed`; the column is written only when given. */
+  readonly partitionValuesParsedType?: StructType | undefined
 }

@@ -10,4 +10,4 @@ export type {
   WriteTarget,
   WrittenFile,
 } from './data-writer.js'
-export type { Engine, EngineCallOptions, ParquetHandler } from './engine.js'
+export type { CheckpointWriteOptions, Engine, EngineCallOptions, ParquetHandler } from './engine.js'

@@ -40,6 +40,8 @@ export const TableProperty = Object.freeze({
   enableTypeWidening: 'delta.enableTypeWidening',
   randomizeFilePrefixes: 'delta.randomizeFilePrefixes',
   randomPrefixLength: 'delta.randomPrefixLength',
+  checkpointWriteStatsAsJson: 'delta.checkpoint.writeStatsAsJson',
+  checkpointWriteStatsAsStruct: 'delta.checkpoint.writeStatsAsStruct',
 } as const)
 
 function invalid(key: string, value: string, expected: string): never {
@@ -363,6 +365,29 @@ export function randomPrefixLength(config: TableConfiguration): number {
   return integerProperty(config, TableProperty.randomPrefixLength, 2, 1)
 }
 
+/**
+ * `delta.checkpoint.writeStatsAsJson`: whether checkpoints carry `add.stats` (JSON text).
+ *
+ * @param config - the table configuration
+ * @returns the flag, true by default
+ * @throws {InvalidArgumentError} when the value is not a boolean
+ */
+export function checkpointWriteStatsAsJson(config: TableConfiguration): boolean {
+  return booleanProperty(config, TableProperty.checkpointWriteStatsAsJson, true)
+}
+
+/**
+ * `delta.checkpoint.writeStatsAsStruct`: whether checkpoints carry `add.stats_parsed` (and
+ * `add.partitionValues_parsed` on a partitioned table).
+ *
+ * @param config - the table configuration
+ * @returns the flag, false by default
+ * @throws {InvalidArgumentError} when the value is not a boolean
+ */
+export function checkpointWriteStatsAsStruct(config: TableConfiguration): boolean {
+  return booleanProperty(config, TableProperty.checkpointWriteStatsAsStruct)
+}
+
 /** Every property read here, resolved with defaults. */
 export interface TableProperties {
   readonly enableDeletionVectors: boolean
@@ -377,6 +402,8 @@ export interface TableProperties {
   readonly dataSkippingStatsColumns: readonly string[] | undefined
   readonly enableChangeDataFeed: boolean
   readonly enableRowTracking: boolean
+  readonly checkpointWriteStatsAsJson: boolean
+  readonly checkpointWriteStatsAsStruct: boolean
 }
 
 /**
@@ -400,5 +427,7 @@ export function parseTableProperties(config: TableConfiguration): TablePropertie
     dataSkippingStatsColumns: dataSkippingStatsColumns(config),
     enableChangeDataFeed: changeDataFeedEnabled(config),
     enableRowTracking: rowTrackingEnabled(config),
+    checkpointWriteStatsAsJson: checkpointWriteStatsAsJson(config),
+    checkpointWriteStatsAsStruct: checkpointWriteStatsAsStruct(config),
   })
 }

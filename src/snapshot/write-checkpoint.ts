@@ -1,8 +1,20 @@
-import type { Engine } from '../engine/engine.js'
+import type { CheckpointWriteOptions, Engine } from '../engine/engine.js'
 import { serializeAction } from '../protocol/action-json.js'
-import type { Action, Version } from '../protocol/actions.js'
+import type { Action, AddFile, Version } from '../protocol/actions.js'
+import { stringifyJson } from '../protocol/json-text.js'
 import { checkpointFileName, LOG_DIR, serializeLastCheckpoint } from '../protocol/log-files.js'
-import { deletedFileRetentionMillis } from '../protocol/table-properties.js'
+import {
+  type ParsedColumnsLayout,
+  parsedColumnsLayout,
+  parsedFromPartitionValues,
+  parsedFromStatsJson,
+} from '../protocol/parsed-stats.js'
+import { columnMappingMode } from '../protocol/table-features.js'
+import {
+  checkpointWriteStatsAsJson,
+  checkpointWriteStatsAsStruct,
+  deletedFileRetentionMillis,
+} from '../protocol/table-properties.js'
 import type { Snapshot } from './snapshot.js'
 
 /** What a written checkpoint holds. */
@@ -42,26 +54,98 @@ export function planCheckpointActions(snapshot: Snapshot, nowMs: number): Action
   return actions
 }
 
+/** How a checkpoint of a table carries statistics, from its properties. */
+export interface CheckpointStatsFormat {
+  /** `add.stats` as JSON text (`delta.checkpoint.writeStatsAsJson`, default true). */
+  readonly asJson: boolean
+  /**
+   * The typed `add.stats_parsed` and, on a partitioned table, `add.partitionValues_parsed`
+   * (`delta.checkpoint.writeStatsAsStruct`, default false); absent when not written.
+   */
+  readonly struct?: ParsedColumnsLayout
+}
+
+/**
+ * The statistics format a checkpoint of `snapshot` uses.
+ *
+ * @param snapshot - the state to persist
+ * @returns the format
+ * @throws {InvalidArgumentError} when a `delta.checkpoint.writeStats*` property is not a boolean
+ * @throws {InvalidTableError} `missing-schema` when column mapping is on and a field lacks its
+ *   physical name
+ */
+export function checkpointStatsFormat(snapshot: Snapshot): CheckpointStatsFormat {
+  const config = snapshot.properties
+  const asJson = checkpointWriteStatsAsJson(config)
+  if (!checkpointWriteStatsAsStruct(config)) return { asJson }
+  const mode = columnMappingMode(snapshot.protocol, snapshot.metadata)
+  return { asJson, struct: parsedColumnsLayout(snapshot.schema, snapshot.partitionColumns, mode) }
+}
+
+/**
+ * Serializes the actions of a checkpoint as commit-style JSON lines in `format`: an `add` gets
+ * `stats_parsed` and `partitionValues_parsed` objects when the struct form is on, and loses
+ * `stats` when the JSON form is off.
+ *
+ * @param actions - the actions, from {@link planCheckpointActions}
+ * @param format - the statistics format, from {@link checkpointStatsFormat}
+ * @returns one JSON line per action
+ */
+export function checkpointLines(actions: readonly Action[], format: CheckpointStatsFormat): string[] {
+  const lines: string[] = []
+  for (const action of actions) {
+    if (!('add' in action) || (format.asJson && format.struct === undefined)) {
+      lines.push(serializeAction(action))
+      continue
+    }
+    lines.push(stringifyJson({ add: checkpointAdd(action.add, format) }))
+  }
+  return lines
+}
+
+function checkpointAdd(add: AddFile, format: CheckpointStatsFormat): Record<string, unknown> {
+  const { stats, ...rest } = add
+  const out: Record<string, unknown> = format.asJson ? { ...rest, stats } : rest
+  const layout = format.struct
+  if (layout === undefined) return out
+  if (layout.partitionValuesType)
+    out.partitionValues_parsed = parsedFromPartitionValues(add.partitionValues, layout.partitionValuesType)
+  out.stats_parsed = parsedFromStatsJson(stats, layout.statsType)
+  return out
+}
+
 /**
  * Writes a classic single-file Parquet checkpoint of `snapshot` and points `_last_checkpoint`
- * at it. Safe to race: two writers of the same checkpoint produce equivalent files.
+ * at it, with statistics in the form the table's `delta.checkpoint.writeStatsAsJson` and
+ * `delta.checkpoint.writeStatsAsStruct` ask for. Safe to race: two writers of the same
+ * checkpoint produce equivalent files.
  *
  * @param engine - the table's engine
  * @param snapshot - the version to checkpoint; its commit must exist
  * @param options - the clock, for tombstone expiry
  * @returns what was written
  * @throws {StorageError} when the file cannot be written
+ * @throws {InvalidArgumentError} when a `delta.checkpoint.writeStats*` property is not a boolean
  */
 export async function writeCheckpoint(
   engine: Engine,
   snapshot: Snapshot,
   options: { nowMs?: number; signal?: AbortSignal } = {},
 ): Promise<CheckpointResult> {
+  const format = checkpointStatsFormat(snapshot)
   const actions = planCheckpointActions(snapshot, options.nowMs ?? Date.now())
   const key = `${LOG_DIR}${checkpointFileName(snapshot.version)}`
-  const sizeInBytes = await engine.parquet.writeActionRows(key, actions.map(serializeAction), {
+  const writeOptions: CheckpointWriteOptions = {
     signal: options.signal,
-  })
+    statsAsJson: format.asJson,
+    statsParsedType: format.struct?.statsType,
+    partitionValuesParsedType: format.struct?.partitionValuesType,
+  }
+  const sizeInBytes = await engine.parquet.writeActionRows(
+    key,
+    checkpointLines(actions, format),
+    writeOptions,
+  )
   const numOfAddFiles = snapshot.state.activeFiles.size
   const hint = serializeLastCheckpoint({
     version: snapshot.version,

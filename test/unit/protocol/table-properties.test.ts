@@ -4,6 +4,8 @@ import { InvalidArgumentError } from '../../../src/errors/index.js'
 import {
   checkpointInterval,
   checkpointPolicy,
+  checkpointWriteStatsAsJson,
+  checkpointWriteStatsAsStruct,
   columnMappingModeProperty,
   dataSkippingNumIndexedCols,
   dataSkippingStatsColumns,
@@ -66,6 +68,8 @@ describe('table property accessors', () => {
       dataSkippingStatsColumns: undefined,
       enableChangeDataFeed: false,
       enableRowTracking: false,
+      checkpointWriteStatsAsJson: true,
+      checkpointWriteStatsAsStruct: false,
     })
   })
 
@@ -93,6 +97,12 @@ describe('table property accessors', () => {
     assert.deepEqual(dataSkippingStatsColumns(config), ['a', 'b.c'])
     assert.equal(randomPrefixLength(config), 2)
     assert.deepEqual(inCommitTimestampEnablement(config), { version: 5n, timestamp: 1700000000000n })
+    const statsFormat = {
+      'delta.checkpoint.writeStatsAsJson': 'FALSE',
+      'delta.checkpoint.writeStatsAsStruct': 'true',
+    }
+    assert.equal(checkpointWriteStatsAsJson(statsFormat), false)
+    assert.equal(checkpointWriteStatsAsStruct(statsFormat), true)
   })
 
   const invalid: [string, Record<string, string>, (c: Record<string, string>) => unknown][] = [
@@ -106,6 +116,16 @@ describe('table property accessors', () => {
     ],
     ['delta.columnMapping.mode', { 'delta.columnMapping.mode': 'physical' }, columnMappingModeProperty],
     ['delta.checkpointPolicy', { 'delta.checkpointPolicy': 'v3' }, checkpointPolicy],
+    [
+      'delta.checkpoint.writeStatsAsStruct',
+      { 'delta.checkpoint.writeStatsAsStruct': 'yes' },
+      checkpointWriteStatsAsStruct,
+    ],
+    [
+      'delta.checkpoint.writeStatsAsJson',
+      { 'delta.checkpoint.writeStatsAsJson': '0' },
+      checkpointWriteStatsAsJson,
+    ],
     [
       'delta.dataSkippingNumIndexedCols',
       { 'delta.dataSkippingNumIndexedCols': '-2' },
