@@ -23,6 +23,7 @@ import { decodeAddPath } from '../protocol/partition-values.js'
 import { checkReadSupported } from '../protocol/table-features.js'
 import type { FileMeta } from '../storage/object-store.js'
 import { mapLimit } from '../util/map-limit.js'
+import { type DeferredCheckpointRow, needsSchema, parseDeferredRows } from './checkpoint-parsed-rows.js'
 import { Snapshot } from './snapshot.js'
 
 /** Which version to load. */
@@ -181,7 +182,9 @@ async function readCheckpoint(
       for (const a of parseCommitFile(new TextDecoder().decode(bytes), { path: f.key, version })) top.push(a)
     }
   }
-  parseRowsInto(top, await engine.parquet.readActionRows(parquetKeys, { signal }), parquetKeys[0], version)
+  const deferred: DeferredCheckpointRow[] = []
+  const parquetRows = await engine.parquet.readActionRows(parquetKeys, { signal })
+  parseRowsInto(top, parquetRows, parquetKeys[0], version, deferred)
   const sidecarKeys = top.flatMap((a) => ('sidecar' in a ? [`${LOG_DIR}_sidecars/${a.sidecar.path}`] : []))
   if (sidecarKeys.length > 0) {
     try {
@@ -190,6 +193,7 @@ async function readCheckpoint(
         await engine.parquet.readActionRows(sidecarKeys, { signal }),
         sidecarKeys[0],
         version,
+        deferred,
       )
     } catch (err) {
       if (err instanceof FileNotFoundError) {
@@ -206,19 +210,28 @@ async function readCheckpoint(
       throw err
     }
   }
+  for (const a of parseDeferredRows(deferred, top)) top.push(a)
   return top
 }
 
-/** Parses checkpoint rows (commit-shaped JSON lines) and appends their actions to `out`. */
+/**
+ * Parses checkpoint rows (commit-shaped JSON lines) and appends their actions to `out`; rows that
+ * need the table schema to be typed go to `deferred`.
+ */
 function parseRowsInto(
   out: Action[],
   lines: readonly string[],
   path: string | undefined,
   version: Version,
+  deferred: DeferredCheckpointRow[],
 ): void {
   const ctx = { path, version }
   for (const line of lines) {
     const row = stripNulls(parseRowText(line)) as Record<string, unknown>
+    if (needsSchema(row)) {
+      deferred.push({ row, ctx })
+      continue
+    }
     const action = parseCheckpointRow(row, ctx)
     if (action) out.push(action)
   }
