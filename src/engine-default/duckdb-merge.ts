@@ -1,4 +1,4 @@
-import type { DuckDBConnection } from '@duckdb/node-api'
+import { BIGINT, type DuckDBConnection } from '@duckdb/node-api'
 import type { ColumnSpec, DataFileRef, FileMatches } from '../engine/data-plane.js'
 import type {
   MergeExecutor,
@@ -13,7 +13,7 @@ import type { Expression } from '../expressions/ast.js'
 import { renderDuckDbSql } from '../expressions/render-duckdb.js'
 import type { ObjectStore } from '../storage/object-store.js'
 import { partitionValueLiteral } from './duckdb-partition-literal.js'
-import { appendIndexedPositions, RowValueConverter } from './duckdb-row-appender.js'
+import { appendIndexedPositions, ChunkAppender, RowValueConverter } from './duckdb-row-appender.js'
 import { type DuckDbRuntime, FILE_COL, sqlIdent, sqlString } from './duckdb-runtime.js'
 import { duckType, isPrimitive } from './duckdb-types.js'
 import { toJsValue } from './duckdb-values.js'
@@ -118,11 +118,13 @@ class MergeJob {
     const files = await this.#leavingPositions()
     const matched = await this.#counts('m_pairs', req.whenMatched)
     const bySource = await this.#counts('m_nmbs', req.whenNotMatchedBySource)
+    // Each part can hold millions of rows: they are appended one by one, as spreading them
+    // into one push call would pass them all as arguments and overflow the stack.
     const rows: Record<string, unknown>[] = []
-    rows.push(...(await this.#images('m_pairs', req.whenMatched, true)))
-    rows.push(...(await this.#images('m_nmbs', req.whenNotMatchedBySource, false)))
+    appendAll(rows, await this.#images('m_pairs', req.whenMatched, true))
+    appendAll(rows, await this.#images('m_nmbs', req.whenNotMatchedBySource, false))
     const inserted = await this.#inserts(req.whenNotMatched)
-    rows.push(...inserted)
+    appendAll(rows, inserted)
     return Object.freeze({
       files,
       rows: Object.freeze(rows),
@@ -144,14 +146,29 @@ class MergeJob {
     const appender = await this.#con.createAppender('m_src', 'main', 'temp')
     const converter = new RowValueConverter('none')
     const types = cols.map((_, i) => appender.columnType(i + 1))
+    // Sources of primitive columns go in whole data chunks (one native call per 2048 rows, not
+    // one per value), which is what makes a source of millions of rows load in seconds; nested
+    // values keep the appender's own per-value path, which builds them natively.
+    const chunks = cols.every((c) => typeof c.type === 'string')
+      ? new ChunkAppender(appender, [BIGINT, ...types])
+      : undefined
+    const rows = this.#req.sourceRows
     try {
-      this.#req.sourceRows.forEach((row, r) => {
-        appender.appendBigInt(BigInt(r))
-        cols.forEach((c, i) => {
-          converter.append(appender, row[c.name], c.type, true, types[i] as never, { row: r, column: c.name })
-        })
-        appender.endRow()
-      })
+      for (let r = 0; r < rows.length; r++) {
+        const row = rows[r] as Readonly<Record<string, unknown>>
+        if (chunks) chunks.set(0, BigInt(r))
+        else appender.appendBigInt(BigInt(r))
+        for (let i = 0; i < cols.length; i++) {
+          const c = cols[i] as (typeof cols)[number]
+          const at = { row: r, column: c.name }
+          if (chunks) chunks.set(i + 1, converter.value(row[c.name], c.type, true, at))
+          else converter.append(appender, row[c.name], c.type, true, types[i] as never, at)
+        }
+        if (chunks) chunks.endRow()
+        else appender.endRow()
+        if ((r & 0xffff) === 0xffff) this.#check()
+      }
+      chunks?.flush()
       appender.closeSync()
     } catch (err) {
       appender.clear()
@@ -391,6 +408,10 @@ function clauseCase(conditions: readonly (Expression | undefined)[], sql: (e: Ex
   if (conditions.length === 0) return 'CAST(-1 AS INTEGER)'
   const whens = conditions.map((c, k) => `WHEN ${c === undefined ? 'TRUE' : `(${sql(c)})`} THEN ${k}`)
   return `CAST(CASE ${whens.join(' ')} ELSE -1 END AS INTEGER)`
+}
+
+function appendAll<T>(into: T[], items: readonly T[]): void {
+  for (const item of items) into.push(item)
 }
 
 function indexesOf(clauses: readonly MergeTargetClause[], kind: MergeTargetClause['kind']): number[] {
