@@ -93,8 +93,8 @@ function build(
   for (const row of rows) {
     const tuple: Value[] = []
     let complete = true
-    for (const [i, k] of keys.entries()) {
-      const v = coerceRaw(row[k.source], types[i]!)
+    for (let i = 0; i < keys.length; i++) {
+      const v = coerceRaw(row[(keys[i] as EquiKey).source], types[i]!)
       if (v === undefined) return undefined
       if (v === null) {
         complete = false
@@ -107,33 +107,41 @@ function build(
   if (tuples.size === 0) {
     return Object.freeze({ preFilter: lit(false), exact: lit(false), kind: 'empty', distinctKeys: 0 })
   }
-  const all = [...tuples.values()]
+  const all = Array.from(tuples.values())
   const columns = keys.map((k) => col([k.target]))
-  const exact =
-    keys.length === 1
-      ? isIn(
-          columns[0]!,
-          all.map((t) => literalOf(t[0]!, keys[0]!.targetType)),
-        )
-      : or(...all.map((t) => and(...keys.map((k, i) => eq(columns[i]!, literalOf(t[i]!, k.targetType))))))
-  if (all.length <= inSetThreshold) {
-    const preFilter =
-      keys.length === 1
-        ? exact
-        : and(
-            ...keys.map((k, i) => {
-              const distinct = new Map<string, Value>()
-              for (const t of all) distinct.set(tupleKey([t[i]!]), t[i]!)
-              return isIn(
-                columns[i]!,
-                [...distinct.values()].map((v) => literalOf(v, k.targetType)),
-              )
-            }),
-          )
-    return Object.freeze({ preFilter, exact, kind: 'inSet', distinctKeys: all.length })
+  // The exact form holds one literal per distinct key: built only when asked for (the read
+  // predicate under the source-key flag), not for every MERGE of a million-row source.
+  let exact: Expression | undefined
+  const exactOf = (): Expression => {
+    exact ??= exactPredicate(keys, columns, all)
+    return exact
   }
-  const preFilter = and(
-    ...keys.map((k, i) => {
+  if (all.length <= inSetThreshold) {
+    if (keys.length === 1) {
+      const preFilter = exactOf()
+      return Object.freeze({ preFilter, exact: preFilter, kind: 'inSet', distinctKeys: all.length })
+    }
+    const preFilter = andAll(
+      keys.map((k, i) => {
+        const distinct = new Map<string, Value>()
+        for (const t of all) distinct.set(tupleKey([t[i]!]), t[i]!)
+        return isIn(
+          columns[i]!,
+          Array.from(distinct.values(), (v) => literalOf(v, k.targetType)),
+        )
+      }),
+    )
+    return Object.freeze({
+      preFilter,
+      get exact() {
+        return exactOf()
+      },
+      kind: 'inSet',
+      distinctKeys: all.length,
+    })
+  }
+  const preFilter = andAll(
+    keys.map((k, i) => {
       let min = all[0]![i]!
       let max = min
       for (const t of all) {
@@ -144,11 +152,60 @@ function build(
       return between(columns[i]!, literalOf(min, k.targetType), literalOf(max, k.targetType))
     }),
   )
-  return Object.freeze({ preFilter, exact, kind: 'range', distinctKeys: all.length })
+  return Object.freeze({
+    preFilter,
+    get exact() {
+      return exactOf()
+    },
+    kind: 'range',
+    distinctKeys: all.length,
+  })
 }
 
+/**
+ * The key IN-set for one key column; for several, the OR of the key tuples as a balanced tree, so
+ * that a million tuples nest twenty levels deep rather than a million (every walk over an
+ * expression is recursive).
+ */
+function exactPredicate(
+  keys: readonly EquiKey[],
+  columns: readonly Expression[],
+  all: readonly Value[][],
+): Expression {
+  if (keys.length === 1) {
+    const type = (keys[0] as EquiKey).targetType
+    return isIn(
+      columns[0]!,
+      all.map((t) => literalOf(t[0]!, type)),
+    )
+  }
+  const tuple = (t: readonly Value[]): Expression =>
+    andAll(keys.map((k, i) => eq(columns[i]!, literalOf(t[i]!, k.targetType))))
+  const disjunction = (from: number, to: number): Expression => {
+    if (to - from === 1) return tuple(all[from]!)
+    const mid = from + Math.floor((to - from) / 2)
+    return or(disjunction(from, mid), disjunction(mid, to))
+  }
+  return disjunction(0, all.length)
+}
+
+/** The left-nested conjunction of a few predicates (one per key column). */
+function andAll(parts: readonly Expression[]): Expression {
+  return parts.reduce((acc, e) => and(acc, e))
+}
+
+/** A map key for a tuple of values: the type tag and text of each, length-prefixed. */
 function tupleKey(values: readonly Value[]): string {
-  return JSON.stringify(values.map((v) => [v.t, valueText(v)]))
+  if (values.length === 1) {
+    const v = values[0]!
+    return `${v.t}:${valueText(v)}`
+  }
+  let key = ''
+  for (const v of values) {
+    const text = valueText(v)
+    key += `${v.t}:${text.length}:${text}`
+  }
+  return key
 }
 
 function valueText(v: Value): string {
