@@ -42,6 +42,7 @@ export {
   serializedSizeInBytes,
   serializeRoaringBitmapArray,
 } from './roaring-bitmap-array-codec.js'
+export { checkDvCardinalityFitsFile, checkDvPositionsFitFile } from './row-bounds.js'
 export {
   uuidFromBytes,
   uuidToBytes,

@@ -1,4 +1,6 @@
 import {
+  checkDvCardinalityFitsFile,
+  checkDvPositionsFitFile,
   decodeInlineDv,
   dvByteRange,
   initDeletionVectors,
@@ -8,7 +10,8 @@ import {
 import type { RoaringBitmapArray } from '../dv/roaring-bitmap-array.js'
 import type { Engine } from '../engine/engine.js'
 import { FileNotFoundError, InvalidDeletionVectorError, UnsupportedError } from '../errors/index.js'
-import type { DeletionVectorDescriptor } from '../protocol/actions.js'
+import type { AddFile, DeletionVectorDescriptor } from '../protocol/actions.js'
+import { parseStats } from '../protocol/stats.js'
 
 /**
  * Reads the deletion vector a descriptor points at: inline, a `u` file beside the table, or a
@@ -45,6 +48,38 @@ export async function loadDeletionVector(
     throw err
   }
   return parseDvRange(bytes, dv.sizeInBytes, dv.cardinality, key)
+}
+
+/**
+ * Reads the deletion vector of a data file and checks it against the file: the DV may not delete
+ * more rows than the file has, nor any position at or past its `stats.numRecords` (both are
+ * checked only when the stats carry `numRecords`). The cardinality is checked before any I/O.
+ *
+ * @param engine - the table's engine
+ * @param file - the file's path (named in errors), deletion vector and stats
+ * @param signal - cancellation
+ * @returns the deleted row positions, or undefined when the file has no DV
+ * @throws {InvalidDeletionVectorError} when the DV is malformed, missing, or names rows past the
+ *   end of the file
+ * @throws {UnsupportedError} for an absolute DV path outside the table root
+ */
+export async function loadFileDeletionVector(
+  engine: Engine,
+  file: Pick<AddFile, 'path' | 'deletionVector' | 'stats'>,
+  signal?: AbortSignal,
+): Promise<RoaringBitmapArray | undefined> {
+  const dv = file.deletionVector
+  if (dv === undefined) return undefined
+  const numRecords = parseStats(file.stats)?.numRecords
+  checkDvCardinalityFitsFile(dv, numRecords, file.path)
+  const bitmap = await loadDeletionVector(engine, dv, signal)
+  try {
+    checkDvPositionsFitFile(bitmap, dv, numRecords, file.path)
+  } catch (err) {
+    bitmap.dispose()
+    throw err
+  }
+  return bitmap
 }
 
 /** Maps an absolute DV URI to a key of the table's store, when it lies inside the table root. */

@@ -1,4 +1,4 @@
-import type { RoaringBitmapArray } from '../dv/roaring-bitmap-array.js'
+import { checkDvCardinalityFitsFile } from '../dv/row-bounds.js'
 import type { ColumnSpec, DataFileRef } from '../engine/data-plane.js'
 import type { Engine } from '../engine/engine.js'
 import { InvalidArgumentError } from '../errors/index.js'
@@ -11,7 +11,7 @@ import { parseStats } from '../protocol/stats.js'
 import { columnMappingModeProperty } from '../protocol/table-properties.js'
 import type { Snapshot } from '../snapshot/snapshot.js'
 import { mapLimit } from '../util/map-limit.js'
-import { loadDeletionVector } from './load-deletion-vector.js'
+import { loadFileDeletionVector } from './load-deletion-vector.js'
 import { type PruneResult, pruneFiles } from './prune-files.js'
 
 /** A row of a scan: column name -> value (see `DataPlane` for the value types). */
@@ -110,9 +110,14 @@ export class TableScan implements AsyncIterable<Row[]> {
     this.#onFilesRead?.(files, predicate)
     if (predicate === undefined) {
       // numRecords counts every physical row and the DV cardinality the deleted ones, both
-      // exactly (protocol), so a plain count needs no data.
+      // exactly (protocol), so a plain count needs no data, once each DV is known to name only
+      // rows of its file: a DV deleting positions past the end would make this count disagree
+      // with the rows a scan returns.
       const fromLog = countFromLog(files)
-      if (fromLog !== undefined) return fromLog
+      if (fromLog !== undefined) {
+        await checkDeletionVectors(this.#engine, files, this.#options.signal)
+        return fromLog
+      }
     }
     const refs = await dataFileRefs(this.#engine, files, this.#options.signal)
     return this.#engine.data.count({
@@ -130,9 +135,22 @@ function countFromLog(files: readonly AddFile[]): number | undefined {
   for (const f of files) {
     const n = parseStats(f.stats)?.numRecords
     if (n === undefined) return undefined
+    if (f.deletionVector !== undefined) checkDvCardinalityFitsFile(f.deletionVector, n, f.path)
     total += Number(n) - Number(f.deletionVector?.cardinality ?? 0n)
   }
   return total
+}
+
+/** Loads every DV of `files` only to check it against its file (see `loadFileDeletionVector`). */
+async function checkDeletionVectors(
+  engine: Engine,
+  files: readonly AddFile[],
+  signal: AbortSignal | undefined,
+): Promise<void> {
+  const withDv = files.filter((f) => f.deletionVector !== undefined)
+  await mapLimit(withDv, DV_READ_CONCURRENCY, async (f) => {
+    ;(await loadFileDeletionVector(engine, f, signal))?.dispose()
+  })
 }
 
 /**
@@ -192,9 +210,10 @@ export async function dataFileRefs(
 ): Promise<DataFileRef[]> {
   return mapLimit(files, DV_READ_CONCURRENCY, async (f) => {
     const key = storeKey(f.path)
-    let deleted: RoaringBitmapArray | undefined
-    if (f.deletionVector) deleted = await loadDeletionVector(engine, f.deletionVector, signal)
-    return Object.freeze({ key, deletedRows: deleted?.toArray(), partitionValues: f.partitionValues })
+    const deleted = await loadFileDeletionVector(engine, f, signal)
+    const deletedRows = deleted?.toArray()
+    deleted?.dispose()
+    return Object.freeze({ key, deletedRows, partitionValues: f.partitionValues })
   })
 }
 
