@@ -17,7 +17,11 @@ import { isInteger, isSafeNumber, parse } from 'lossless-json'
 import {
   FileNotFoundError,
   InvalidArgumentError,
+  isDeltaError,
+  openStream,
+  type ResultStream,
   StorageError,
+  type StreamFailure,
   type StructField,
   type StructType,
   UnsupportedError,
@@ -52,11 +56,16 @@ export interface InputFiles {
    * @param batchRows - rows per batch
    * @param extraColumns - `'infer'` keeps input columns outside the schema with their inferred
    *   type (a MERGE source); `'error'` refuses them
+   * @param signal - stops the reading between chunks
+   * @throws {InvalidArgumentError} naming the file, line or row, and column of the first value
+   *   that does not convert, or when fewer rows were read than the input holds: a short read is
+   *   never taken for the end of the input
    */
   readRows(
     schema: StructType,
     batchRows: number,
     extraColumns?: 'error' | 'infer',
+    signal?: AbortSignal,
   ): AsyncGenerator<Record<string, unknown>[]>
   close(): void
 }
@@ -118,13 +127,15 @@ export async function openInputFiles(paths: readonly string[], format: InputForm
   }
   try {
     await con.run(`SET TimeZone = 'UTC'`)
-    const list = `[${absolute.map(sqlString).join(', ')}]`
-    const source =
-      format === 'json'
+    const sourceOf = (files: readonly string[]): string => {
+      const list = `[${files.map(sqlString).join(', ')}]`
+      return format === 'json'
         ? `read_json_auto(${list}, union_by_name = true)`
         : format === 'csv'
           ? `read_csv_auto(${list}, union_by_name = true, header = true)`
           : `read_parquet(${list}, union_by_name = true)`
+    }
+    const source = sourceOf(absolute)
     let columns: InputColumn[]
     try {
       const probe = await con.run(`SELECT * FROM ${source} LIMIT 0`)
@@ -141,15 +152,26 @@ export async function openInputFiles(paths: readonly string[], format: InputForm
         },
       )
     }
+    let counted: number | undefined
+    const countRows = async (): Promise<number> => {
+      try {
+        counted ??= Number((await con.runAndReadAll(`SELECT count(*) FROM ${source}`)).getRows()[0]?.[0] ?? 0)
+        return counted
+      } catch (err) {
+        throw new InvalidArgumentError(`Counting the rows of the input failed: ${firstLine(err)}`, {
+          argument: 'input',
+          cause: err,
+          hint: 'The file is malformed where DuckDB says; fix it and run the command again.',
+        })
+      }
+    }
+    const input: InputSource = { con, format, files: absolute, source, sourceOf, columns, countRows }
     return {
       format,
       columns,
-      async countRows() {
-        const r = await con.runAndReadAll(`SELECT count(*) FROM ${source}`)
-        return Number(r.getRows()[0]?.[0] ?? 0)
-      },
-      readRows: (schema, batchRows, extra = 'error') =>
-        readBatches(con, source, columns, schema, batchRows, extra),
+      countRows,
+      readRows: (schema, batchRows, extra = 'error', signal) =>
+        readBatches(input, schema, batchRows, extra, signal),
       close,
     }
   } catch (err) {
@@ -270,17 +292,38 @@ export function deltaTypeOf(t: DuckDBType, column: string): DataType {
 
 type Converter = (v: DuckDBValue) => unknown
 
+/** An opened input, as the readers below need it. */
+interface InputSource {
+  readonly con: DuckDBConnection
+  readonly format: InputFormat
+  /** Absolute paths, in the order given. */
+  readonly files: readonly string[]
+  /** The DuckDB table function reading every file. */
+  readonly source: string
+  /** The DuckDB table function reading some of the files. */
+  sourceOf(files: readonly string[]): string
+  readonly columns: readonly InputColumn[]
+  countRows(): Promise<number>
+}
+
+/** One input column as read: its row key, its converting SQL over `ref`, and its conversion. */
+interface SelectedColumn {
+  readonly name: string
+  readonly ref: string
+  readonly sql: string
+  readonly convert: Converter
+}
+
 async function* readBatches(
-  con: DuckDBConnection,
-  source: string,
-  columns: readonly InputColumn[],
+  input: InputSource,
   schema: StructType,
   batchRows: number,
   extra: 'error' | 'infer',
+  signal: AbortSignal | undefined,
 ): AsyncGenerator<Record<string, unknown>[]> {
   const byName = new Map(schema.fields.map((f) => [f.name.toLowerCase(), f]))
-  const selected: Array<{ name: string; sql: string; convert: Converter }> = []
-  for (const c of columns) {
+  const selected: SelectedColumn[] = []
+  for (const c of input.columns) {
     const field = byName.get(c.name.toLowerCase())
     if (field === undefined && extra === 'error') {
       throw new InvalidArgumentError(`Input column '${c.name}' is not a column of the table`, {
@@ -289,46 +332,216 @@ async function* readBatches(
       })
     }
     const type = field?.type ?? deltaTypeOf(c.duckType, c.name)
-    selected.push({ name: field?.name ?? c.name, ...selectFor(`"${c.name.replaceAll('"', '""')}"`, type) })
+    const ref = `"${c.name.replaceAll('"', '""')}"`
+    selected.push({ name: field?.name ?? c.name, ref, ...selectFor(ref, type) })
   }
-  const sql = `SELECT ${selected.map((s, i) => `${s.sql} AS c${i}`).join(', ') || '1'} FROM ${source}`
-  let result: Awaited<ReturnType<DuckDBConnection['stream']>>
+  const sql = `SELECT ${selected.map((s, i) => `${s.sql} AS c${i}`).join(', ') || '1'} FROM ${input.source}`
+  // One materialized pass first: it converts every value without keeping any, so a bad value
+  // anywhere is reported before a single row is staged, and it counts the rows apart from the
+  // stream below, so that a stream that ends early without saying so cannot pass for the input.
+  let expected: number
   try {
-    result = await con.stream(sql)
+    const counts = selected.map((_, i) => `count(c${i})`)
+    const r = await input.con.runAndReadAll(`SELECT ${['count(*)', ...counts].join(', ')} FROM (${sql})`)
+    expected = Number(r.getRows()[0]?.[0] ?? 0)
   } catch (err) {
-    throw new InvalidArgumentError(`The input does not fit the table schema: ${firstLine(err)}`, {
-      argument: 'input',
-      cause: err,
-      hint: 'Check that each input column holds values of the table column type.',
+    throw await badValueError(input, selected, { rowsRead: 0, detail: firstLine(err), cause: err })
+  }
+  signal?.throwIfAborted()
+  let stream: ResultStream
+  try {
+    stream = await openStream(input.con, sql, {
+      signal,
+      onFailure: (f) => badValueError(input, selected, f),
     })
+  } catch (err) {
+    if (isDeltaError(err) || (err instanceof Error && err.name === 'AbortError')) throw err
+    throw await badValueError(input, selected, { rowsRead: 0, detail: firstLine(err), cause: err })
   }
   let batch: Record<string, unknown>[] = []
-  for (;;) {
-    let chunk: Awaited<ReturnType<typeof result.fetchChunk>>
-    try {
-      chunk = await result.fetchChunk()
-    } catch (err) {
-      throw new InvalidArgumentError(`Reading the input failed: ${firstLine(err)}`, {
-        argument: 'input',
-        cause: err,
-        hint: 'A value probably does not convert to its column type; check the input.',
-      })
-    }
-    if (!chunk || chunk.rowCount === 0) break
+  let rowsRead = 0
+  for await (const chunk of stream.chunks()) {
     for (const row of chunk.getRows()) {
       const obj: Record<string, unknown> = {}
       for (let i = 0; i < selected.length; i++) {
-        const s = selected[i] as (typeof selected)[number]
+        const s = selected[i] as SelectedColumn
         obj[s.name] = s.convert(row[i] ?? null)
       }
       batch.push(obj)
     }
+    rowsRead += chunk.rowCount
     if (batch.length >= batchRows) {
       yield batch
       batch = []
     }
   }
+  if (rowsRead !== expected) {
+    throw new InvalidArgumentError(
+      `Read ${rowsRead} rows of the input, but it holds ${expected}: the reading stopped early`,
+      {
+        argument: 'input',
+        hint: 'Nothing was committed. Run the command again; report it if the counts differ again.',
+      },
+    )
+  }
   if (batch.length > 0) yield batch
+}
+
+/** Where a bad input value is, as far as DuckDB's message or a search finds it. */
+interface BadValue {
+  file?: string
+  /** The line in the file, as DuckDB counts it (CSV counts the header). */
+  line?: number
+  /** The data row in the file, from 1. */
+  row?: number
+  column?: string
+  reason: string
+}
+
+/**
+ * The error for input that DuckDB could not read or convert: it names the file, the line or
+ * row, and the column of the first bad value it finds.
+ *
+ * DuckDB's own reader names the line (and, for CSV, the column) of a value it cannot read as
+ * the type it inferred; a conversion to the table's type in our query names neither, so the
+ * column is found by reading subsets of the columns, and the row by a search with `try()`.
+ */
+async function badValueError(
+  input: InputSource,
+  selected: readonly SelectedColumn[],
+  failure: StreamFailure,
+): Promise<InvalidArgumentError> {
+  let found: BadValue
+  try {
+    found = await locateBadValue(input, selected, failure)
+  } catch {
+    found = { reason: failure.detail }
+  }
+  const where = [
+    found.file === undefined ? undefined : `file ${found.file}`,
+    found.line !== undefined
+      ? `line ${found.line}${found.row !== undefined ? ` (row ${found.row})` : ''}`
+      : found.row !== undefined
+        ? `row ${found.row}`
+        : undefined,
+    found.column === undefined ? undefined : `column '${found.column}'`,
+  ].filter((x) => x !== undefined)
+  return new InvalidArgumentError(
+    `Bad input value${where.length > 0 ? ` at ${where.join(', ')}` : ''}: ${found.reason}`,
+    {
+      argument: 'input',
+      cause: failure.cause,
+      hint: 'Nothing was committed. Fix or remove the value (or give the column another type) and run the command again.',
+    },
+  )
+}
+
+async function locateBadValue(
+  input: InputSource,
+  selected: readonly SelectedColumn[],
+  failure: StreamFailure,
+): Promise<BadValue> {
+  const full = failure.cause instanceof Error ? failure.cause.message : failure.detail
+  const found: BadValue = { ...parseReaderError(full), reason: reasonOf(full) }
+  if (found.column === undefined) {
+    const bad = await findBadColumn(input, selected)
+    if (bad === undefined) return found
+    found.column = input.columns[bad.index]?.name
+    Object.assign(found, { ...parseReaderError(bad.message), ...definedOnly(found) })
+    found.reason = reasonOf(bad.message)
+  }
+  if (found.line === undefined && found.column !== undefined) {
+    const col = selected[input.columns.findIndex((c) => c.name === found.column)]
+    if (col !== undefined) Object.assign(found, await findBadRow(input, col))
+  }
+  if (found.line !== undefined && found.row === undefined) {
+    found.row = input.format === 'csv' ? found.line - 1 : found.line
+  }
+  return found
+}
+
+/** File, line and column named by a DuckDB reader error (CSV and JSON readers name them). */
+function parseReaderError(message: string): Omit<BadValue, 'reason'> {
+  const out: Omit<BadValue, 'reason'> = {}
+  const csvLine = /CSV Error on Line: (\d+)/.exec(message)
+  if (csvLine) out.line = Number(csvLine[1])
+  const csvColumn = /converting column "((?:[^"]|"")*)"/.exec(message)
+  if (csvColumn) out.column = (csvColumn[1] as string).replaceAll('""', '"')
+  const csvFile = /^\s*file = (.+)$/m.exec(message)
+  if (csvFile) out.file = (csvFile[1] as string).trim()
+  const json = /in file "([^"]+)", in line (\d+)/.exec(message)
+  if (json) {
+    out.file = json[1] as string
+    out.line = Number(json[2])
+  }
+  return out
+}
+
+/** The sentence of a DuckDB message that says what is wrong with the value. */
+function reasonOf(message: string): string {
+  const convert = /Could not convert[^\n]*/.exec(message)
+  if (convert) return convert[0].trim()
+  const json = /in line \d+: ([^\n]*)/.exec(message)
+  if (json) return (json[1] as string).trim()
+  return (message.split('\n')[0] ?? '').trim()
+}
+
+function definedOnly<T extends object>(o: T): Partial<T> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>
+}
+
+/**
+ * The first column whose conversion fails, by halving: a materialized count over a set of
+ * columns computes every value of them and raises the first error.
+ */
+async function findBadColumn(
+  input: InputSource,
+  selected: readonly SelectedColumn[],
+): Promise<{ index: number; message: string } | undefined> {
+  const probe = async (indexes: readonly number[]): Promise<string | undefined> => {
+    const counts = indexes.map((i) => `count(${(selected[i] as SelectedColumn).sql})`).join(', ')
+    try {
+      await input.con.run(`SELECT ${counts} FROM ${input.source}`)
+      return undefined
+    } catch (err) {
+      return err instanceof Error ? err.message : String(err)
+    }
+  }
+  let candidates = selected.map((_, i) => i)
+  let message = await probe(candidates)
+  if (message === undefined) return undefined
+  while (candidates.length > 1) {
+    const half = candidates.slice(0, Math.ceil(candidates.length / 2))
+    const m = await probe(half)
+    if (m !== undefined) {
+      candidates = half
+      message = m
+    } else {
+      candidates = candidates.slice(half.length)
+    }
+  }
+  const last = await probe(candidates)
+  return { index: candidates[0] as number, message: last ?? message }
+}
+
+/** The first row, file by file, whose value of `col` is present but does not convert. */
+async function findBadRow(input: InputSource, col: SelectedColumn): Promise<Omit<BadValue, 'reason'>> {
+  for (const file of input.files) {
+    const r = await input.con.runAndReadAll(
+      `SELECT n FROM (SELECT row_number() OVER () AS n, ${col.ref} AS raw, try(${col.sql}) AS v ` +
+        `FROM ${input.sourceOf([file])}) WHERE v IS NULL AND raw IS NOT NULL ORDER BY n LIMIT 1`,
+    )
+    const n = r.getRows()[0]?.[0]
+    if (n !== undefined && n !== null) {
+      const row = Number(n)
+      return {
+        file,
+        row,
+        ...(input.format === 'csv' ? { line: row + 1 } : input.format === 'json' ? { line: row } : {}),
+      }
+    }
+  }
+  return {}
 }
 
 /** The SQL that reads a column as a Delta type, and the conversion of its result to a row value. */

@@ -6,7 +6,7 @@ import { renderDuckDbSql } from '../expressions/render-duckdb.js'
 import type { ObjectStore } from '../storage/object-store.js'
 import { partitionValueLiteral } from './duckdb-partition-literal.js'
 import { appendIndexedPositions } from './duckdb-row-appender.js'
-import { type DuckDbRuntime, FILE_COL, ROW_COL, sqlIdent, sqlString } from './duckdb-runtime.js'
+import { type DuckDbRuntime, FILE_COL, ROW_COL, sqlIdent, sqlString, streamChunks } from './duckdb-runtime.js'
 import { duckType, isPrimitive } from './duckdb-types.js'
 import { toJsValue } from './duckdb-values.js'
 import { type StagedFile, stageForRead } from './staging.js'
@@ -42,12 +42,9 @@ export class DuckDbDataPlane implements DataPlane {
       const order = request.physicalOrder
         ? ` ORDER BY list_position([${prepared.paths.map(sqlString).join(', ')}], d.${FILE_COL}), d.${ROW_COL}`
         : ''
-      const result = await con.stream(`SELECT ${select || '1'} ${prepared.fromWhere}${order}`)
+      const sql = `SELECT ${select || '1'} ${prepared.fromWhere}${order}`
       let batch: Record<string, unknown>[] = []
-      for (;;) {
-        request.signal?.throwIfAborted()
-        const chunk = await result.fetchChunk()
-        if (!chunk || chunk.rowCount === 0) break
+      for await (const chunk of streamChunks(con, sql, { signal: request.signal })) {
         for (const row of chunk.getRows()) {
           const obj: Record<string, unknown> = {}
           for (let i = 0; i < request.columns.length; i++) {

@@ -1,7 +1,13 @@
 import { randomUUID } from 'node:crypto'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { type DuckDBConnection, DuckDBInstance } from '@duckdb/node-api'
+import {
+  type DuckDBConnection,
+  type DuckDBDataChunk,
+  DuckDBInstance,
+  ResultReturnType,
+} from '@duckdb/node-api'
+import { StorageError } from '../errors/index.js'
 
 /**
  * One embedded DuckDB database for an engine, created on first use.
@@ -77,4 +83,135 @@ export function sqlString(s: string): string {
  */
 export function sqlIdent(name: string): string {
   return `"${name.replaceAll('"', '""')}"`
+}
+
+/** Why a DuckDB result stream ended before its last row. */
+export interface StreamFailure {
+  /** Rows the stream delivered before it ended. */
+  readonly rowsRead: number
+  /** DuckDB's own message (its first line), recovered by running the query again. */
+  readonly detail: string
+  /** The error DuckDB raised when the query ran again, if it raised one. */
+  readonly cause: unknown
+}
+
+/** Options of {@link openStream} and {@link streamChunks}. */
+export interface StreamChunksOptions {
+  /** Checked before each chunk: an abort ends the stream with the signal's reason. */
+  readonly signal?: AbortSignal | undefined
+  /**
+   * Builds the error thrown when the stream failed part-way (by default a `StorageError`). A
+   * reader of external input uses it to name the row and column at fault.
+   */
+  readonly onFailure?: ((failure: StreamFailure) => Error | Promise<Error>) | undefined
+}
+
+/** A streamed query: its columns, and its chunks to read once. */
+export interface ResultStream {
+  /** The result's column names, in order. */
+  readonly columnNames: readonly string[]
+  /**
+   * The non-empty chunks in result order; throws when DuckDB ended the stream on an error.
+   *
+   * @throws {StorageError} when the stream failed part-way and no `onFailure` was given
+   */
+  chunks(): AsyncGenerator<DuckDBDataChunk, void, undefined>
+}
+
+/**
+ * Starts a streamed query whose failure part-way is an error, never a short result.
+ *
+ * DuckDB reports an error raised while a streamed query runs (a value that does not convert, a
+ * damaged file) only by ending the stream: the next fetch returns an empty chunk exactly as it
+ * does after the last row, and the Node bindings expose no error text for a streaming result.
+ * What survives is the result's return type, which DuckDB turns to `INVALID` once the result
+ * holds an error. Every reader of a streamed result goes through here, so that a failure is
+ * never taken for the end of the data.
+ *
+ * @param con - the connection (it runs one streamed query at a time)
+ * @param sql - the query; statements before the last one are run first
+ * @param options - an abort signal, the error to throw on failure
+ * @returns the stream
+ * @throws whatever DuckDB raises when it rejects the query before the first row
+ */
+export async function openStream(
+  con: DuckDBConnection,
+  sql: string,
+  options: StreamChunksOptions = {},
+): Promise<ResultStream> {
+  options.signal?.throwIfAborted()
+  const result = await con.stream(sql)
+  return {
+    columnNames: result.columnNames(),
+    async *chunks() {
+      let rowsRead = 0
+      let failure: StreamFailure | undefined
+      for (;;) {
+        options.signal?.throwIfAborted()
+        let chunk: DuckDBDataChunk | null
+        try {
+          chunk = await result.fetchChunk()
+        } catch (err) {
+          failure = { rowsRead, detail: firstLineOf(err), cause: err }
+          break
+        }
+        if (chunk === null || chunk.rowCount === 0) break
+        rowsRead += chunk.rowCount
+        yield chunk
+      }
+      if (failure === undefined && result.returnType !== ResultReturnType.INVALID) return
+      failure ??= await diagnoseStream(con, sql, rowsRead)
+      throw options.onFailure
+        ? await options.onFailure(failure)
+        : new StorageError(`DuckDB stopped a query after ${rowsRead} rows: ${failure.detail}`, {
+            cause: failure.cause,
+            hint: "A value did not convert or a file could not be read; the message is DuckDB's own.",
+          })
+    },
+  }
+}
+
+/**
+ * Streams the result of a query chunk by chunk (see {@link openStream}).
+ *
+ * @param con - the connection
+ * @param sql - the query
+ * @param options - an abort signal, the error to throw on failure
+ * @returns the non-empty chunks, in result order
+ * @throws {StorageError} when the stream ended on an error and `onFailure` is not given
+ */
+export async function* streamChunks(
+  con: DuckDBConnection,
+  sql: string,
+  options: StreamChunksOptions = {},
+): AsyncGenerator<DuckDBDataChunk, void, undefined> {
+  yield* (await openStream(con, sql, options)).chunks()
+}
+
+/**
+ * Runs a failed streamed query again, materialized and reduced to one count per column so that
+ * every value is computed but none is kept: a materialized query raises its error, which a
+ * streamed one does not.
+ */
+async function diagnoseStream(con: DuckDBConnection, sql: string, rowsRead: number): Promise<StreamFailure> {
+  try {
+    await con.run(`SELECT count(COLUMNS(*)) FROM (${stripTrailingSemicolons(sql)}) AS __delta_rlc_check`)
+  } catch (err) {
+    const first = firstLineOf(err)
+    // A statement that cannot be wrapped (PRAGMA, SHOW, ...) says nothing about the stream.
+    if (!/^(Parser|Binder|Catalog) Error/.test(first)) return { rowsRead, detail: first, cause: err }
+  }
+  return {
+    rowsRead,
+    detail: 'the result stream ended on an error DuckDB did not report again when the query was rerun',
+    cause: undefined,
+  }
+}
+
+function firstLineOf(err: unknown): string {
+  return (err instanceof Error ? err.message : String(err)).split('\n')[0] ?? ''
+}
+
+function stripTrailingSemicolons(sql: string): string {
+  return sql.replace(/[\s;]+$/, '')
 }

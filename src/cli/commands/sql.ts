@@ -1,5 +1,5 @@
 import { DuckDBBlobValue, DuckDBInstance, type DuckDBValue } from '@duckdb/node-api'
-import { createSnapshotView, InvalidArgumentError } from '../../index.js'
+import { createSnapshotView, InvalidArgumentError, openStream, type ResultStream } from '../../index.js'
 import {
   type Command,
   integerOption,
@@ -46,9 +46,19 @@ export const sqlCommand: Command = {
         name: stringOption(values, 'view') ?? 't',
       })
       try {
-        let result: Awaited<ReturnType<typeof con.stream>>
+        let result: ResultStream
         try {
-          result = await con.stream(query as string)
+          result = await openStream(con, query as string, {
+            onFailure: (f) =>
+              new InvalidArgumentError(
+                `The query failed after ${formatCount(f.rowsRead)} rows: ${f.detail}`,
+                {
+                  argument: 'query',
+                  cause: f.cause,
+                  hint: 'The rows printed so far are incomplete; DuckDB stopped the query on the error above.',
+                },
+              ),
+          })
         } catch (err) {
           throw new InvalidArgumentError(
             `DuckDB rejected the query: ${err instanceof Error ? err.message : String(err)}`,
@@ -59,15 +69,13 @@ export const sqlCommand: Command = {
             },
           )
         }
-        const columns = result.columnNames()
+        const columns = result.columnNames
         const rows: Record<string, unknown>[] = []
         let count = 0
         let truncated = false
         const streaming = !ctx.json && format !== 'table'
         if (streaming && format === 'csv') ctx.io.stdout.write(`${csvRecord(columns)}\n`)
-        outer: for (;;) {
-          const chunk = await result.fetchChunk()
-          if (!chunk || chunk.rowCount === 0) break
+        outer: for await (const chunk of result.chunks()) {
           for (const values of chunk.getRows()) {
             if (limit !== undefined && count >= limit) {
               truncated = true
