@@ -338,6 +338,45 @@ function isoOf(ms: bigint): string {
   return Number.isNaN(d.getTime()) ? `${ms} ms` : d.toISOString()
 }
 
+/** Options of {@link versionAtOrBeforeTimestamp}. */
+export interface TimestampSearchOptions {
+  /**
+   * Whether the commits end at the table's latest version (the default). When they do not (the
+   * file-time commits before In-Commit Timestamps were enabled), a timestamp after the last of
+   * them selects it instead of being refused.
+   */
+  readonly endsAtLatest?: boolean
+  /** The latest version, for the range named in errors when the commits stop before it. */
+  readonly latestVersion?: Version
+}
+
+/**
+ * The commits time travel by timestamp can land on: every listed commit file from the earliest
+ * reconstructable version up to `latest` (a version whose commit file was cleaned up, leaving
+ * only its checkpoint, has no commit time and is reachable by version only).
+ *
+ * @param files - the listing of `_delta_log/`
+ * @param latest - the latest version (default: the latest the listing shows)
+ * @returns the commits, ascending by version; empty when not even the latest version can be
+ *   rebuilt
+ */
+export function timeTravelCommits(
+  files: readonly FileMetaLike[],
+  latest?: Version,
+): readonly SegmentCommit[] {
+  const listing = classify(files)
+  const last = latest ?? latestOf(listing)
+  if (last === undefined) return Object.freeze([])
+  const earliest = earliestOf(listing, last)
+  if (earliest === undefined) return Object.freeze([])
+  const out: SegmentCommit[] = []
+  for (const [version, file] of listing.commits) {
+    if (version >= earliest && version <= last) out.push(Object.freeze({ version, file }))
+  }
+  out.sort((a, b) => compareVersions(a.version, b.version))
+  return Object.freeze(out)
+}
+
 /**
  * The version a timestamp selects for time travel, by Delta's rule: the latest commit whose
  * (monotonically adjusted) timestamp is at or before the requested one.
@@ -345,6 +384,7 @@ function isoOf(ms: bigint): string {
  * @param commits - every commit time travel may land on (from the earliest reconstructable
  *   one), with file modification times or In-Commit Timestamps, in any order
  * @param timestamp - the requested instant, milliseconds since the epoch
+ * @param options - whether the commits end at the latest version
  * @returns the selected version
  * @throws {VersionNotFoundError} when there is no commit, or the timestamp is before the first
  *   commit or after the latest one
@@ -352,6 +392,7 @@ function isoOf(ms: bigint): string {
 export function versionAtOrBeforeTimestamp(
   commits: readonly CommitTimestamp[],
   timestamp: number | bigint,
+  options: TimestampSearchOptions = {},
 ): Version {
   const wanted = BigInt(typeof timestamp === 'number' ? Math.floor(timestamp) : timestamp)
   const adjusted = monotonicCommitTimestamps(commits)
@@ -360,14 +401,15 @@ export function versionAtOrBeforeTimestamp(
   if (first === undefined || last === undefined) {
     throw new VersionNotFoundError(`timestamp ${isoOf(wanted)}: the table has no commits`)
   }
+  const latest = options.latestVersion ?? last.version
   if (wanted < first.timestamp) {
     throw new VersionNotFoundError(
       `timestamp ${isoOf(wanted)}, which is before the earliest commit (version ${first.version} at ${isoOf(first.timestamp)})`,
       first.version,
-      last.version,
+      latest,
     )
   }
-  if (wanted > last.timestamp) {
+  if (wanted > last.timestamp && options.endsAtLatest !== false) {
     throw new VersionNotFoundError(
       `timestamp ${isoOf(wanted)}, which is after the latest commit (version ${last.version} at ${isoOf(last.timestamp)})`,
       first.version,

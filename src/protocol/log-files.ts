@@ -1,14 +1,15 @@
 /**
- * Names of the files in `_delta_log/` (protocol.md section 1) and the `_last_checkpoint` hint.
+ * Names of the files in `_delta_log/` (protocol.md section 1), the `_last_checkpoint` hint, and
+ * commit files read from their bytes.
  *
  * Names are matched with anchored patterns, so Hadoop side files (`.00000000000000000003.json.crc`)
  * and anything else unknown are not mistaken for log files.
  */
-import { InvalidArgumentError } from '../errors/index.js'
-import { parseAction } from './action-json.js'
+import { InvalidArgumentError, InvalidTableError, UnsupportedError } from '../errors/index.js'
+import { type ActionContext, parseAction } from './action-json.js'
 import type { Action, Sidecar, Version } from './actions.js'
 import { type JsonValue, normalizeJsonValue, parseJsonText, stringifyJson } from './json-text.js'
-import { isRawObject, type RawObject } from './raw-fields.js'
+import { describeContext, isRawObject, type RawObject } from './raw-fields.js'
 
 /** The log directory, relative to the table root, with its trailing slash. */
 export const LOG_DIR = '_delta_log/'
@@ -243,6 +244,109 @@ export function commitKey(version: Version): string {
   return LOG_DIR + commitFileName(version)
 }
 
+// === Commit files ===
+
+/**
+ * The longest line a commit file may hold, in bytes: the longest string V8 can build (2^29 - 24
+ * UTF-16 units; UTF-8 never takes fewer bytes than units, so a line this long always decodes).
+ */
+export const MAX_COMMIT_LINE_BYTES = 2 ** 29 - 24
+
+const NEWLINE = 0x0a
+
+/**
+ * Parses a commit file (newline-delimited JSON, one action per line) from its bytes. Each line is
+ * decoded on its own, so a file far larger than the longest string the runtime can hold (512 MiB)
+ * is read as long as each of its lines fits. Blank lines are skipped; a leading byte-order mark is
+ * dropped; unknown action kinds are dropped; 64-bit integers are exact.
+ *
+ * @param bytes - the file's content
+ * @param ctx - the file and version, for error messages
+ * @returns the actions in file order
+ * @throws {InvalidTableError} `malformed-commit` when a line is not JSON (e.g. truncated),
+ *   `malformed-action` when a line is not a well-formed action; both name the line
+ * @throws {UnsupportedError} when a single line is longer than {@link MAX_COMMIT_LINE_BYTES}
+ */
+export function parseCommitBytes(bytes: Uint8Array, ctx: ActionContext = {}): Action[] {
+  const out: Action[] = []
+  for (const { text, line } of commitLines(bytes, ctx)) {
+    const lineCtx: ActionContext = { path: ctx.path, version: ctx.version, line }
+    const action = parseAction(parseLine(text, lineCtx), lineCtx)
+    if (action !== undefined) out.push(action)
+  }
+  return out
+}
+
+/**
+ * The first action of a commit file, read from a prefix of its bytes: what In-Commit Timestamps
+ * need (`commitInfo` comes first when they are enabled) without decoding the rest of the file.
+ *
+ * @param prefix - the file's first bytes (the whole file, or a range read of its start)
+ * @param complete - whether `prefix` is the whole file
+ * @param ctx - the file and version, for error messages
+ * @returns the first action; `undefined` when the file holds none, or when `prefix` ends before
+ *   the first non-blank line does (read more and call again)
+ * @throws {InvalidTableError} when the first line is not a well-formed action
+ */
+export function parseFirstCommitAction(
+  prefix: Uint8Array,
+  complete: boolean,
+  ctx: ActionContext = {},
+): { readonly action: Action | undefined; readonly found: boolean } {
+  for (const { text, line, terminated } of commitLines(prefix, ctx)) {
+    if (!terminated && !complete) return { action: undefined, found: false }
+    const lineCtx: ActionContext = { path: ctx.path, version: ctx.version, line }
+    return { action: parseAction(parseLine(text, lineCtx), lineCtx), found: true }
+  }
+  return { action: undefined, found: complete }
+}
+
+/** The non-blank lines of a commit file, decoded one at a time. */
+function* commitLines(
+  bytes: Uint8Array,
+  ctx: ActionContext,
+): Generator<{ text: string; line: number; terminated: boolean }> {
+  // One decoder per file, told to keep a byte-order mark: only the file's first one is dropped.
+  const decoder = new TextDecoder('utf-8', { ignoreBOM: true })
+  let start = 0
+  let line = 0
+  while (start < bytes.length) {
+    line++
+    const nl = bytes.indexOf(NEWLINE, start)
+    const end = nl === -1 ? bytes.length : nl
+    if (end - start > MAX_COMMIT_LINE_BYTES) {
+      throw new UnsupportedError(
+        `Commit file${describeContext({ ...ctx, line })} has a line of ${end - start} bytes; lines longer than ${MAX_COMMIT_LINE_BYTES} bytes cannot be read`,
+        {
+          hint: 'One action of this commit is larger than a JavaScript string can hold; read the table with an engine without that limit, or rewrite the commit.',
+        },
+      )
+    }
+    let text = decoder.decode(bytes.subarray(start, end))
+    if (line === 1 && text.charCodeAt(0) === 0xfeff) text = text.slice(1)
+    start = end + 1
+    if (text.trim() !== '') yield { text, line, terminated: nl !== -1 }
+  }
+}
+
+function parseLine(text: string, ctx: ActionContext): unknown {
+  try {
+    return parseJsonText(text)
+  } catch (cause) {
+    const reason = cause instanceof Error ? cause.message : String(cause)
+    throw new InvalidTableError(
+      'malformed-commit',
+      `Commit file${describeContext(ctx)} is not valid JSON: ${reason}`,
+      {
+        path: ctx.path,
+        version: ctx.version,
+        cause,
+        hint: 'The commit file is truncated or corrupt; restore it from a backup or rewrite the table.',
+      },
+    )
+  }
+}
+
 // === _last_checkpoint ===
 
 /** The V2 checkpoint summary Spark embeds in `_last_checkpoint`. */
@@ -308,7 +412,8 @@ function readV2Info(raw: unknown): LastCheckpointV2Info | undefined | null {
 }
 
 /**
- * Parses the `_last_checkpoint` hint. Never throws: an empty, truncated or ill-typed file gives
+ * Parses the `_last_checkpoint` hint. Never throws: an empty, truncated or ill-typed file, or a
+ * version that is negative, fractional or wider than a log file name's 20 digits, gives
  * `undefined`, and the reader falls back to listing the log.
  *
  * @param text - the file's content
@@ -325,7 +430,8 @@ export function parseLastCheckpoint(text: string): LastCheckpoint | undefined {
   const version = normalizeJsonValue(raw.version)
   if ((typeof version !== 'number' || !Number.isSafeInteger(version)) && typeof version !== 'bigint')
     return undefined
-  if (version < 0) return undefined
+  // A version no log file name can carry (20 digits) is as untrustworthy as a negative one.
+  if (version < 0 || BigInt(version) >= VERSION_LIMIT) return undefined
   const size = safeInt(raw, 'size')
   const parts = safeInt(raw, 'parts')
   const sizeInBytes = safeInt(raw, 'sizeInBytes')

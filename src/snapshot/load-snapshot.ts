@@ -8,14 +8,15 @@ import {
   TableNotFoundError,
   VersionNotFoundError,
 } from '../errors/index.js'
-import { type LogSegment, planLogSegment, versionAtOrBeforeTimestamp } from '../log/log-segment.js'
+import { type LogSegment, planLogSegment } from '../log/log-segment.js'
 import { replayLog } from '../log/replay.js'
-import { parseCheckpointRow, parseCommitFile } from '../protocol/action-json.js'
+import { parseCheckpointRow } from '../protocol/action-json.js'
 import type { Action, Version } from '../protocol/actions.js'
 import {
   commitFileName,
   type LastCheckpoint,
   LOG_DIR,
+  parseCommitBytes,
   parseLastCheckpoint,
   parseLogFileName,
 } from '../protocol/log-files.js'
@@ -24,6 +25,7 @@ import { checkReadSupported } from '../protocol/table-features.js'
 import type { FileMeta } from '../storage/object-store.js'
 import { mapLimit } from '../util/map-limit.js'
 import { type DeferredCheckpointRow, needsSchema, parseDeferredRows } from './checkpoint-parsed-rows.js'
+import { snapshotCommitTimestamp, versionAtTimestamp } from './commit-timestamps.js'
 import { Snapshot } from './snapshot.js'
 
 /** Which version to load. */
@@ -41,6 +43,10 @@ const COMMIT_READ_CONCURRENCY = 16
 /**
  * Builds the snapshot of a table: lists the log, picks the newest usable checkpoint, replays the
  * commits after it, and checks that this library can read the result.
+ *
+ * A timestamp is resolved against every commit still in the log (see {@link versionAtTimestamp}),
+ * which needs the latest version's metadata: the latest snapshot is loaded first, and returned
+ * as is when the timestamp selects it.
  *
  * @param engine - storage and Parquet access, rooted at the table
  * @param location - the table location, for messages
@@ -63,42 +69,69 @@ export async function loadSnapshot(
     })
   }
   const signal = selector.signal
-  const hint = await readLastCheckpointHint(engine, signal)
-  let targetVersion = selector.version === undefined ? undefined : toVersion(selector.version)
+  const targetVersion = selector.version === undefined ? undefined : toVersion(selector.version)
   if (targetVersion !== undefined && targetVersion < 0n) {
     throw new VersionNotFoundError(`version ${targetVersion}`)
   }
-
-  let listing: FileMeta[]
-  // A timestamp or an old version needs the whole log; otherwise the listing can start at the
-  // checkpoint the hint names, and falls back to a full listing if that checkpoint is unusable.
-  const canUseHint =
-    hint !== undefined &&
-    selector.timestamp === undefined &&
-    (targetVersion === undefined || targetVersion >= hint.version)
-  listing = await listLog(engine, canUseHint && hint ? commitFileName(hint.version).slice(0, 20) : '', signal)
-  if (listing.length === 0 && canUseHint) listing = await listLog(engine, '', signal)
-  if (listing.length === 0) throw new TableNotFoundError(location)
-
-  if (selector.timestamp !== undefined) {
-    const full = planLogSegment(listing, { location })
-    targetVersion = versionAtOrBeforeTimestamp(
-      full.commits.map((c) => ({ version: c.version, timestamp: c.file.lastModified })),
-      toMillis(selector.timestamp),
-    )
+  if (selector.timestamp === undefined) {
+    const hint = await readLastCheckpointHint(engine, signal)
+    // Latest or a recent version: the listing can start at the checkpoint the hint names (and
+    // falls back to a full listing if that checkpoint is unusable). An older version needs the
+    // whole log.
+    const useHint = hint !== undefined && (targetVersion === undefined || targetVersion >= hint.version)
+    return buildSnapshot(engine, location, targetVersion, useHint ? hint : undefined, signal)
   }
+  const wanted = toMillis(selector.timestamp)
+  const listing = await listLog(engine, '', signal)
+  if (listing.length === 0) throw new TableNotFoundError(location)
+  const latest = await buildSnapshot(engine, location, undefined, undefined, signal, listing)
+  const version = await versionAtTimestamp(engine, listing, latest, wanted, signal)
+  if (version === latest.version) return latest
+  return buildSnapshot(engine, location, version, undefined, signal, listing)
+}
+
+/**
+ * Lists (unless given a full listing), plans, reads and replays one version.
+ *
+ * @param hint - the `_last_checkpoint` hint to start the listing at, when usable for the target
+ * @param fullListing - a listing of the whole log already made
+ */
+async function buildSnapshot(
+  engine: Engine,
+  location: string,
+  targetVersion: Version | undefined,
+  hint: LastCheckpoint | undefined,
+  signal: AbortSignal | undefined,
+  fullListing?: FileMeta[],
+): Promise<Snapshot> {
+  let listing: FileMeta[]
+  let partial = false
+  if (fullListing !== undefined) {
+    listing = fullListing
+  } else {
+    const fromName = hint === undefined ? undefined : hintListingStart(hint)
+    listing = await listLog(engine, fromName ?? '', signal)
+    partial = fromName !== undefined
+    if (listing.length === 0 && partial) {
+      listing = await listLog(engine, '', signal)
+      partial = false
+    }
+  }
+  if (listing.length === 0) throw new TableNotFoundError(location)
 
   let segment: LogSegment
   try {
     segment = planLogSegment(listing, {
       targetVersion,
-      lastCheckpoint: canUseHint ? hint : undefined,
+      lastCheckpoint: partial ? hint : undefined,
       location,
     })
   } catch (err) {
-    // The partial listing may miss older commits when the hinted checkpoint is unusable.
-    if (!canUseHint || !isDeltaError(err, 'DELTA_INVALID_TABLE', 'DELTA_TABLE_NOT_FOUND')) throw err
+    // The partial listing may miss older commits when the hinted checkpoint is unusable, or see
+    // nothing at all when the hint names a version beyond the log.
+    if (!partial || !isDeltaError(err, 'DELTA_INVALID_TABLE', 'DELTA_TABLE_NOT_FOUND')) throw err
     listing = await listLog(engine, '', signal)
+    partial = false
     segment = planLogSegment(listing, { targetVersion, location })
   }
 
@@ -119,7 +152,8 @@ export async function loadSnapshot(
         throw err
       }
       const bad = new Set(cp.files.map((f) => f.key))
-      if (canUseHint) listing = await listLog(engine, '', signal)
+      if (partial) listing = await listLog(engine, '', signal)
+      partial = false
       listing = listing.filter((f) => !bad.has(f.key) && !isCheckpointOf(f.key, cp.version))
       try {
         segment = planLogSegment(listing, { targetVersion: segment.version, location })
@@ -131,13 +165,19 @@ export async function loadSnapshot(
   const state = replayLog(batches)
   checkReadSupported(state.protocol)
   for (const add of state.activeFiles.values()) decodeAddPath(add.path)
-  const lastCommit = segment.commits.at(-1)
-  const ict = state.latestCommitInfo?.inCommitTimestamp
-  const timestamp =
-    ict !== undefined && lastCommit !== undefined
-      ? Number(ict)
-      : (lastCommit?.file.lastModified ?? segment.checkpoint?.files[0]?.lastModified ?? 0)
+  const timestamp = await snapshotCommitTimestamp(engine, segment, state, signal)
   return new Snapshot({ version: segment.version, state, logSegment: segment, timestamp, location })
+}
+
+/** Where a listing guided by the hint starts, or `undefined` when the hint names no log file. */
+function hintListingStart(hint: LastCheckpoint): string | undefined {
+  try {
+    return commitFileName(hint.version).slice(0, 20)
+  } catch (err) {
+    // A version no file name can carry: the hint is ignored and the whole log listed.
+    if (err instanceof InvalidArgumentError) return undefined
+    throw err
+  }
 }
 
 // === Reading the segment ===
@@ -159,7 +199,7 @@ async function readSegment(
     const bytes = await readLogFile(engine, c.file.key, c.version, signal)
     return {
       version: c.version,
-      actions: parseCommitFile(new TextDecoder().decode(bytes), { path: c.file.key, version: c.version }),
+      actions: parseCommitBytes(bytes, { path: c.file.key, version: c.version }),
       fromCheckpoint: false,
     }
   })
@@ -179,7 +219,7 @@ async function readCheckpoint(
   for (const f of files) {
     if (f.key.endsWith('.json')) {
       const bytes = await readLogFile(engine, f.key, version, signal)
-      for (const a of parseCommitFile(new TextDecoder().decode(bytes), { path: f.key, version })) top.push(a)
+      for (const a of parseCommitBytes(bytes, { path: f.key, version })) top.push(a)
     }
   }
   const deferred: DeferredCheckpointRow[] = []
@@ -336,12 +376,20 @@ async function readLastCheckpointHint(
   engine: Engine,
   signal: AbortSignal | undefined,
 ): Promise<LastCheckpoint | undefined> {
+  let bytes: Uint8Array
   try {
-    const bytes = await engine.storage.read(`${LOG_DIR}_last_checkpoint`, undefined, { signal })
-    return parseLastCheckpoint(new TextDecoder().decode(bytes))
+    bytes = await engine.storage.read(`${LOG_DIR}_last_checkpoint`, undefined, { signal })
   } catch (err) {
-    if (err instanceof FileNotFoundError) return undefined
+    // The hint only saves listing time: whatever keeps it from being read, the log is listed.
+    signal?.throwIfAborted()
+    if (err instanceof FileNotFoundError || isDeltaError(err)) return undefined
     throw err
+  }
+  try {
+    return parseLastCheckpoint(new TextDecoder().decode(bytes))
+  } catch {
+    // A file too large to decode is no more a hint than a malformed one.
+    return undefined
   }
 }
 

@@ -2,19 +2,17 @@ import { type ConflictFlags, parseConflictFlags } from '../conflict/flags.js'
 import type { Engine } from '../engine/engine.js'
 import { createDefaultEngine, type DefaultEngineOptions } from '../engine-default/default-engine.js'
 import { ConcurrentModificationError, FileNotFoundError, InvalidArgumentError } from '../errors/index.js'
-import { monotonicCommitTimestamps } from '../log/log-segment.js'
 import { fileActionKey } from '../log/replay.js'
 import type { AppendOptions } from '../ops/append.js'
-import { deleteQuietly, type WritingOperation } from '../ops/dml-support.js'
 import { buildMerge } from '../ops/merge.js'
 import type { MergeOptions } from '../ops/merge-clauses.js'
 import { buildOptimize, type OptimizeOperation, type OptimizeOptions } from '../ops/optimize.js'
 import { buildUpdate, type UpdateOptions } from '../ops/update.js'
 import { type VacuumOptions, type VacuumResult, vacuumTable } from '../ops/vacuum.js'
-import { parseCommitFile } from '../protocol/action-json.js'
 import type { CommitInfo, Version } from '../protocol/actions.js'
-import { commitFileName, LOG_DIR, parseLogFileName } from '../protocol/log-files.js'
+import { commitFileName, LOG_DIR, parseCommitBytes } from '../protocol/log-files.js'
 import { type ScanOptions, TableScan } from '../scan/table-scan.js'
+import { historyTimeline } from '../snapshot/commit-timestamps.js'
 import { type LoadSnapshotOptions, loadSnapshot } from '../snapshot/load-snapshot.js'
 import type { Snapshot } from '../snapshot/snapshot.js'
 import { type CheckpointResult, writeCheckpoint } from '../snapshot/write-checkpoint.js'
@@ -213,8 +211,8 @@ export class DeltaTable {
    */
   async update(options: UpdateOptions): Promise<CommitResult> {
     const txn = await this.begin()
-    const op = (await txn.stage((ctx) => buildUpdate(ctx, options))) as WritingOperation
-    return this.#commitOrUndo(txn, op.writtenKeys)
+    await txn.stage((ctx) => buildUpdate(ctx, options))
+    return txn.commit()
   }
 
   /**
@@ -233,8 +231,8 @@ export class DeltaTable {
     options: MergeOptions,
   ): Promise<CommitResult> {
     const txn = await this.begin()
-    const op = (await txn.stage((ctx) => buildMerge(ctx, sourceRows, options))) as WritingOperation
-    return this.#commitOrUndo(txn, op.writtenKeys)
+    await txn.stage((ctx) => buildMerge(ctx, sourceRows, options))
+    return txn.commit()
   }
 
   /**
@@ -253,17 +251,19 @@ export class DeltaTable {
     let txn = await this.begin()
     const op = (await txn.stage((ctx) => buildOptimize(ctx, options))) as OptimizeOperation
     for (let retry = 0; ; retry++) {
+      // A retry commits the same outputs: they must outlive this attempt's conflict.
+      if (retry < OPTIMIZE_MAX_RETRIES) txn.keepWrittenFilesOnConflict()
       try {
         return await txn.commit()
       } catch (err) {
-        const next =
-          err instanceof ConcurrentModificationError && retry < OPTIMIZE_MAX_RETRIES
-            ? await this.#retryOptimize(txn.snapshot, op)
-            : undefined
-        if (next === undefined) {
-          if (err instanceof ConcurrentModificationError) await deleteQuietly(this.engine, op.writtenKeys)
-          throw err
+        if (!(err instanceof ConcurrentModificationError) || retry >= OPTIMIZE_MAX_RETRIES) throw err
+        let next: Transaction | undefined
+        try {
+          next = await this.#retryOptimize(txn.snapshot, op)
+        } finally {
+          if (next === undefined) await txn.abort()
         }
+        if (next === undefined) throw err
         txn = next
       }
     }
@@ -282,16 +282,6 @@ export class DeltaTable {
   async vacuum(options: VacuumOptions = {}): Promise<VacuumResult> {
     const snap = await this.snapshot({ signal: options.signal })
     return vacuumTable(this.engine, snap, options)
-  }
-
-  async #commitOrUndo(txn: Transaction, writtenKeys: readonly string[]): Promise<CommitResult> {
-    try {
-      return await txn.commit()
-    } catch (err) {
-      // A conflict is decided before anything lands, so the new files are nobody's.
-      if (err instanceof ConcurrentModificationError) await deleteQuietly(this.engine, writtenKeys)
-      throw err
-    }
   }
 
   /** A new transaction re-staging `op` when all its sources are still live, else undefined. */
@@ -330,41 +320,35 @@ export class DeltaTable {
   }
 
   /**
-   * The commit history, newest first.
+   * The commit history, newest first: every commit time travel can reach (from the earliest
+   * version the log can still rebuild), each with the timestamp that selects it in
+   * `snapshot({ timestamp })`.
    *
    * @param options - `limit`: at most this many entries
    */
   async history(options: { limit?: number; signal?: AbortSignal } = {}): Promise<HistoryEntry[]> {
-    const commits: Array<{ version: Version; key: string; lastModified: number }> = []
-    for await (const f of this.engine.storage.listFrom(LOG_DIR, { signal: options.signal })) {
-      const name = parseLogFileName(f.key.slice(LOG_DIR.length))
-      if (name?.type === 'commit')
-        commits.push({ version: name.version, key: f.key, lastModified: f.lastModified })
-    }
-    // Time travel by timestamp resolves against commit file times made strictly increasing;
-    // history reports the same times, so a timestamp read here travels back to its version.
-    const fileTimes = new Map(
-      monotonicCommitTimestamps(commits.map((c) => ({ version: c.version, timestamp: c.lastModified }))).map(
-        (t) => [t.version, Number(t.timestamp)],
-      ),
-    )
-    commits.sort((a, b) => (a.version < b.version ? 1 : a.version > b.version ? -1 : 0))
-    const wanted = options.limit === undefined ? commits : commits.slice(0, Math.max(0, options.limit))
+    const signal = options.signal
+    // The latest version's metadata says whether, and from which version, commits carry
+    // In-Commit Timestamps; the listing after it may only show newer commits, never lose any.
+    const latest = await this.snapshot({ signal })
+    const listing = []
+    for await (const f of this.engine.storage.listFrom(LOG_DIR, { signal })) listing.push(f)
+    const timeline = historyTimeline(listing, latest)
+    const newestFirst = [...timeline.commits].reverse()
+    const wanted =
+      options.limit === undefined ? newestFirst : newestFirst.slice(0, Math.max(0, options.limit))
     return mapLimit(wanted, 16, async (c) => {
       let info: CommitInfo | undefined
       try {
-        const text = new TextDecoder().decode(
-          await this.engine.storage.read(c.key, undefined, { signal: options.signal }),
-        )
-        for (const a of parseCommitFile(text, { path: c.key, version: c.version }))
+        const bytes = await this.engine.storage.read(c.file.key, undefined, { signal })
+        for (const a of parseCommitBytes(bytes, { path: c.file.key, version: c.version }))
           if ('commitInfo' in a) info = a.commitInfo
       } catch (err) {
         if (!(err instanceof FileNotFoundError)) throw err
       }
-      const ict = info?.inCommitTimestamp
       return Object.freeze({
         version: c.version,
-        timestamp: ict === undefined ? (fileTimes.get(c.version) ?? c.lastModified) : Number(ict),
+        timestamp: timeline.timestampOf(c, info),
         operation: info?.operation,
         commitInfo: info,
       })
