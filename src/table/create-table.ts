@@ -16,8 +16,13 @@ import {
   serializeSchema,
   toStructType,
 } from '../protocol/schema.js'
-import { checkWriteSupported, protocolForProperties } from '../protocol/table-features.js'
-import { columnMappingModeProperty, parseTableProperties } from '../protocol/table-properties.js'
+import { checkWriteSupported, isFeatureActive, protocolForProperties } from '../protocol/table-features.js'
+import {
+  columnMappingModeProperty,
+  parseTableProperties,
+  TableProperty,
+} from '../protocol/table-properties.js'
+import { IN_COMMIT_TIMESTAMP_FEATURE } from '../txn/in-commit-timestamps.js'
 import { ENGINE_INFO } from '../txn/transaction.js'
 
 /** Options of `DeltaTable.create`. */
@@ -86,6 +91,17 @@ export async function createTable(
       'Creating tables with column mapping is not supported; tables that use it can be read',
     )
   }
+  for (const key of [
+    TableProperty.inCommitTimestampEnablementVersion,
+    TableProperty.inCommitTimestampEnablementTimestamp,
+  ]) {
+    if (properties[key] !== undefined) {
+      throw new InvalidArgumentError(`Table property ${key} is not set at creation`, {
+        argument: key,
+        hint: 'In-Commit Timestamps enabled at creation cover every version; delta.enableInCommitTimestamps=true is all it takes.',
+      })
+    }
+  }
   if ((properties['delta.enableChangeDataFeed'] ?? '').toLowerCase() === 'true') {
     throw new UnsupportedError(
       'Change data feed is not supported by delta-rlc; remove delta.enableChangeDataFeed',
@@ -102,11 +118,15 @@ export async function createTable(
     configuration: properties,
     createdTime: BigInt(Date.now()),
   }
-  checkWriteSupported(protocol, metadata)
+  checkWriteSupported(protocol, metadata, { extraWriterFeatures: [IN_COMMIT_TIMESTAMP_FEATURE] })
+  // Enabled at creation, In-Commit Timestamps cover every version: no enablement properties.
+  const now = BigInt(Date.now())
+  const ict = isFeatureActive(protocol, metadata, IN_COMMIT_TIMESTAMP_FEATURE) ? now : undefined
   const actions: Action[] = [
     {
       commitInfo: {
-        timestamp: BigInt(Date.now()),
+        timestamp: now,
+        ...(ict === undefined ? {} : { inCommitTimestamp: ict }),
         operation: 'CREATE TABLE',
         operationParameters: {
           partitionBy: JSON.stringify(partitionBy),

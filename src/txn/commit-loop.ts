@@ -18,12 +18,13 @@ import {
   MaxCommitRetriesError,
   StorageError,
 } from '../errors/index.js'
-import { parseCommitFile, serializeCommit } from '../protocol/action-json.js'
+import { serializeCommit } from '../protocol/action-json.js'
 import type { Action, CommitInfo, Version } from '../protocol/actions.js'
-import { commitKey, LOG_DIR, parseLogFileName } from '../protocol/log-files.js'
+import { commitKey, LOG_DIR, parseCommitBytes, parseLogFileName } from '../protocol/log-files.js'
 import { decodeAddPath } from '../protocol/partition-values.js'
 import { loadDeletionVector } from '../scan/load-deletion-vector.js'
 import { backoffDelay, type CommitRetryPolicy } from './commit-options.js'
+import { type InCommitTimestampPlan, nextInCommitTimestamp, stampActions } from './in-commit-timestamps.js'
 
 /** Everything the loop needs to land one transaction. */
 export interface CommitLoopRequest {
@@ -40,6 +41,19 @@ export interface CommitLoopRequest {
   readonly signal?: AbortSignal | undefined
   /** Random source for backoff jitter (tests pass a seeded one). */
   readonly random?: () => number
+  /**
+   * Filled in by the loop when a put's outcome becomes unknown, and left so: a caller that then
+   * sees the loop fail (an abort included) knows the commit may have landed, and must not delete
+   * the files it references.
+   */
+  readonly uncertainty?: CommitUncertainty | undefined
+  /**
+   * Present when commits carry In-Commit Timestamps: each attempt stamps one above the previous
+   * commit's, and a lost race raises that floor to the winner's.
+   */
+  readonly inCommitTimestamps?: InCommitTimestampPlan | undefined
+  /** Wall clock for In-Commit Timestamps (tests pass a fixed one). */
+  readonly now?: () => number
 }
 
 /** What the loop achieved. */
@@ -67,7 +81,7 @@ export interface CommitLoopResult {
  *   tell whether the commit landed
  */
 export async function runCommitLoop(req: CommitLoopRequest): Promise<CommitLoopResult> {
-  const uncertainty: Uncertainty = {}
+  const uncertainty: CommitUncertainty = req.uncertainty ?? {}
   try {
     return await commitLoop(req, uncertainty)
   } catch (err) {
@@ -89,12 +103,12 @@ export async function runCommitLoop(req: CommitLoopRequest): Promise<CommitLoopR
   }
 }
 
-/** The version of the last put whose outcome is unknown, until the log settles it. */
-interface Uncertainty {
+/** The version of the last put whose outcome was unknown, once there was one. */
+export interface CommitUncertainty {
   version?: Version
 }
 
-async function commitLoop(req: CommitLoopRequest, uncertainty: Uncertainty): Promise<CommitLoopResult> {
+async function commitLoop(req: CommitLoopRequest, uncertainty: CommitUncertainty): Promise<CommitLoopResult> {
   const { engine, flags, signal } = req
   const random = req.random ?? Math.random
   // The row-level phases decode deletion vectors; the codec needs its one-time set-up first.
@@ -104,17 +118,30 @@ async function commitLoop(req: CommitLoopRequest, uncertainty: Uncertainty): Pro
   const reconciliations: Reconciliation[] = []
   let attempts = 0
   let storageFailures = 0
+  const ictPlan = req.inCommitTimestamps
+  let ictFloor = ictPlan?.previous ?? 0n
+  // What each attempt wrote, by version: an ambiguous put found landed later returns its own.
+  const written = new Map<Version, readonly Action[]>()
   for (;;) {
     signal?.throwIfAborted()
     if (attempts >= req.retry.maxAttempts) throw new MaxCommitRetriesError(attempts)
     attempts++
-    const body = serializeCommit([{ commitInfo: { ...req.commitInfo } }, ...txn.actions])
+    let commitInfo: CommitInfo = { ...req.commitInfo }
+    let actions: readonly Action[] = txn.actions
+    if (ictPlan !== undefined) {
+      const ict = nextInCommitTimestamp(ictFloor, (req.now ?? Date.now)())
+      commitInfo = { ...commitInfo, timestamp: ict, inCommitTimestamp: ict }
+      actions = stampActions(actions, ictPlan, attemptVersion, ict)
+    }
+    written.set(attemptVersion, actions)
+    // With In-Commit Timestamps the commitInfo must be the first line; it always is.
+    const body = serializeCommit([{ commitInfo }, ...actions])
     try {
       await engine.storage.put(commitKey(attemptVersion), new TextEncoder().encode(body), {
         ifNotExists: true,
         signal,
       })
-      return { version: attemptVersion, attempts, reconciliations, actions: txn.actions }
+      return { version: attemptVersion, attempts, reconciliations, actions }
     } catch (err) {
       if (err instanceof StorageError && !(err instanceof FileAlreadyExistsError)) {
         storageFailures++
@@ -138,7 +165,7 @@ async function commitLoop(req: CommitLoopRequest, uncertainty: Uncertainty): Pro
             continue
           }
           if (ownsCommit(landed, req.txnId))
-            return { version: attemptVersion, attempts, reconciliations, actions: txn.actions }
+            return { version: attemptVersion, attempts, reconciliations, actions }
           // Someone else's commit is there: fall through to conflict resolution.
         } else if (err.retryable) {
           await sleep(backoffDelay(req.retry, attempts, random()), signal)
@@ -158,7 +185,11 @@ async function commitLoop(req: CommitLoopRequest, uncertainty: Uncertainty): Pro
       if (actions === undefined) break
       if (ownsCommit(actions, req.txnId)) {
         // An earlier ambiguous put of ours landed after all.
-        return { version: v, attempts, reconciliations, actions: txn.actions }
+        return { version: v, attempts, reconciliations, actions: written.get(v) ?? txn.actions }
+      }
+      if (ictPlan !== undefined) {
+        const winnerTime = await commitTime(engine, v, actions, signal)
+        if (winnerTime > ictFloor) ictFloor = winnerTime
       }
       const winner = summarizeWinningCommit(v, actions)
       const plan = planConflictFetches(txn, winner, flags)
@@ -187,9 +218,32 @@ async function readCommitIfPresent(
   const key = commitKey(version)
   try {
     const bytes = await engine.storage.read(key, undefined, { signal })
-    return parseCommitFile(new TextDecoder().decode(bytes), { path: key, version })
+    return parseCommitBytes(bytes, { path: key, version })
   } catch (err) {
     if (err instanceof FileNotFoundError) return undefined
+    throw err
+  }
+}
+
+/**
+ * A winner's commit time, which the next In-Commit Timestamp must exceed: its own In-Commit
+ * Timestamp, or its file's modification time when it has none (a commit before they were on).
+ */
+async function commitTime(
+  engine: Engine,
+  version: Version,
+  actions: readonly Action[],
+  signal?: AbortSignal,
+): Promise<bigint> {
+  for (const a of actions) {
+    if ('commitInfo' in a && a.commitInfo.inCommitTimestamp !== undefined)
+      return a.commitInfo.inCommitTimestamp
+  }
+  try {
+    return BigInt(Math.floor((await engine.storage.head(commitKey(version), { signal })).lastModified))
+  } catch (err) {
+    // Gone already (log cleanup): the wall clock of the next attempt is past it anyway.
+    if (err instanceof FileNotFoundError) return 0n
     throw err
   }
 }

@@ -7,27 +7,36 @@ import {
   type IsolationLevel,
   type ReadPredicate,
 } from '../conflict/transaction-info.js'
+import { resolveDvLocation } from '../dv/index.js'
 import type { Engine } from '../engine/engine.js'
-import { InvalidArgumentError, UnsupportedError } from '../errors/index.js'
+import {
+  CommitStateUnknownError,
+  ConcurrentModificationError,
+  InvalidArgumentError,
+  UnsupportedError,
+} from '../errors/index.js'
 import type { Expression } from '../expressions/ast.js'
 import { splitPartitionPredicate } from '../expressions/evaluate-stats.js'
 import { type AppendOptions, buildAppend } from '../ops/append.js'
 import { buildDelete } from '../ops/delete.js'
+import { deleteQuietly } from '../ops/dml-support.js'
 import { buildMerge } from '../ops/merge.js'
 import type { MergeOptions } from '../ops/merge-clauses.js'
 import type { OperationContext, RecordReadOptions, StagedOperation } from '../ops/operation.js'
 import { buildOptimize, type OptimizeOptions } from '../ops/optimize.js'
 import { buildUpdate, type UpdateOptions } from '../ops/update.js'
 import type { Action, AddFile, CommitInfo } from '../protocol/actions.js'
+import { decodeAddPath } from '../protocol/partition-values.js'
 import { checkWriteSupported } from '../protocol/table-features.js'
 import { checkpointInterval } from '../protocol/table-properties.js'
 import { columnSpecs, type ScanOptions, TableScan } from '../scan/table-scan.js'
 import { loadSnapshot } from '../snapshot/load-snapshot.js'
 import type { Snapshot } from '../snapshot/snapshot.js'
 import { writeCheckpoint } from '../snapshot/write-checkpoint.js'
-import { runCommitLoop } from './commit-loop.js'
+import { type CommitUncertainty, runCommitLoop } from './commit-loop.js'
 import { type CommitRetryPolicy, DEFAULT_RETRY_POLICY } from './commit-options.js'
 import type { CommitResult } from './commit-result.js'
+import { IN_COMMIT_TIMESTAMP_FEATURE, planInCommitTimestamps } from './in-commit-timestamps.js'
 
 /** Library name and version written to `commitInfo.engineInfo`. */
 export const ENGINE_INFO = 'delta-rlc/0.1.0'
@@ -73,10 +82,19 @@ export class Transaction {
   readonly #staged: StagedOperation[] = []
   readonly #txnActions: Action[] = []
   #state: 'open' | 'committing' | 'done' = 'open'
+  /** Store keys of every object the staged operations wrote, until they are settled. */
+  readonly #written = new Set<string>()
+  /** Set by the commit loop once a put's outcome was unknown. */
+  readonly #uncertainty: CommitUncertainty = {}
+  /** Whether the commit landed, or may have: its files are then the table's, never undone. */
+  #filesSettled = false
+  #keepOnConflict = false
 
   /** @internal created by `DeltaTable.begin` */
   constructor(ctx: TransactionContext, options: BeginOptions = {}) {
-    checkWriteSupported(ctx.snapshot.protocol, ctx.snapshot.metadata)
+    checkWriteSupported(ctx.snapshot.protocol, ctx.snapshot.metadata, {
+      extraWriterFeatures: [IN_COMMIT_TIMESTAMP_FEATURE],
+    })
     this.#ctx = ctx
     this.#isolation = options.isolationLevel
     this.#signal = options.signal
@@ -246,12 +264,43 @@ export class Transaction {
     }
     const op = await build(this.#operationContext())
     if (this.#staged.length > 0 && op.actions.some((a) => 'remove' in a)) {
+      await deleteQuietly(this.#ctx.engine, op.writtenKeys ?? [])
       throw new UnsupportedError(
         'Stage a file-rewriting operation before any other operation of the transaction',
       )
     }
+    for (const key of op.writtenKeys ?? []) this.#written.add(key)
     this.#staged.push(op)
     return op
+  }
+
+  /**
+   * Abandons the transaction: nothing is committed, and every file its staged operations wrote
+   * is deleted. After a commit that landed, or whose outcome is unknown, it does nothing: those
+   * files belong to the table. Idempotent; the transaction cannot be used afterwards.
+   *
+   * @throws {InvalidArgumentError} while `commit()` is running (abort it through the `signal` of
+   *   `begin()` instead)
+   */
+  async abort(): Promise<void> {
+    if (this.#state === 'committing') {
+      throw new InvalidArgumentError('This transaction is committing and cannot be aborted now', {
+        argument: 'transaction',
+        hint: 'Pass a signal to table.begin({ signal }) and abort that to stop a commit.',
+      })
+    }
+    this.#state = 'done'
+    if (!this.#filesSettled) await this.#deleteWritten(new Set())
+  }
+
+  /**
+   * Leaves the written files in place when `commit()` meets a conflict, for a caller that stages
+   * the same operation in a new transaction (OPTIMIZE's retry); it calls `abort()` when it gives up.
+   *
+   * @internal
+   */
+  keepWrittenFilesOnConflict(): void {
+    this.#keepOnConflict = true
   }
 
   /**
@@ -267,6 +316,16 @@ export class Transaction {
     this.#state = 'committing'
     try {
       return await this.#commit()
+    } catch (err) {
+      // A commit that may have landed keeps its files: deleting them could break the table.
+      const mayHaveLanded =
+        err instanceof CommitStateUnknownError ||
+        (this.#uncertainty.version !== undefined && !(err instanceof ConcurrentModificationError))
+      if (mayHaveLanded) this.#filesSettled = true
+      else if (!(this.#keepOnConflict && err instanceof ConcurrentModificationError)) {
+        await this.#deleteWritten(new Set())
+      }
+      throw err
     } finally {
       this.#state = 'done'
     }
@@ -282,6 +341,7 @@ export class Transaction {
     const operation = last?.operation ?? (this.#txnActions.length > 0 ? 'SET TRANSACTION' : 'WRITE')
     const metrics = mergeMetrics(this.#staged.map((s) => s.metrics))
     if (actions.length === 0) {
+      await this.#deleteWritten(new Set())
       return Object.freeze({
         version: snap.version,
         operation,
@@ -334,7 +394,15 @@ export class Transaction {
       retry: { ...DEFAULT_RETRY_POLICY, ...this.#ctx.retry },
       columns: columnSpecs(snap, undefined),
       signal: this.#signal,
+      uncertainty: this.#uncertainty,
+      inCommitTimestamps: planInCommitTimestamps(snap, actions),
     })
+    this.#filesSettled = true
+    // A reconcile may have replaced a staged DV file by an inline DV: nothing refers to it now.
+    if (this.#written.size > 0) {
+      const referenced = referencedKeys(result.actions)
+      if (referenced !== undefined) await this.#deleteWritten(referenced)
+    }
     if (this.#ctx.autoCheckpoint !== false) await this.#maybeCheckpoint(result.version)
     return Object.freeze({
       version: result.version,
@@ -357,6 +425,13 @@ export class Transaction {
       // A checkpoint is an optimization: the commit has landed, and readers replay the JSON
       // commits until a later checkpoint succeeds.
     }
+  }
+
+  /** Deletes the written objects not in `keep`, ignoring failures (VACUUM takes what is left). */
+  async #deleteWritten(keep: ReadonlySet<string>): Promise<void> {
+    const doomed = [...this.#written].filter((key) => !keep.has(key))
+    this.#written.clear()
+    await deleteQuietly(this.#ctx.engine, doomed)
   }
 
   #operationContext(): OperationContext {
@@ -435,6 +510,29 @@ function checkCommitShape(actions: readonly Action[]): void {
       argument: 'actions',
     })
   }
+}
+
+/**
+ * The store keys of the data and DV files the `add` actions of a commit refer to, or undefined
+ * when a path cannot be resolved (then nothing may be deleted: the commit has landed).
+ */
+function referencedKeys(actions: readonly Action[]): Set<string> | undefined {
+  const keys = new Set<string>()
+  try {
+    for (const a of actions) {
+      if (!('add' in a)) continue
+      const path = decodeAddPath(a.add.path)
+      if (path.kind === 'relative') keys.add(path.key)
+      const dv = a.add.deletionVector
+      if (dv?.storageType === 'u') {
+        const loc = resolveDvLocation(dv)
+        if (loc.kind === 'relative') keys.add(loc.path)
+      }
+    }
+  } catch {
+    return undefined
+  }
+  return keys
 }
 
 function mergeMetrics(all: readonly Readonly<Record<string, number>>[]): Readonly<Record<string, number>> {
