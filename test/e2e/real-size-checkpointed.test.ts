@@ -30,6 +30,8 @@ interface Layout {
   readonly name: string
   readonly partitioned: boolean
   readonly interval: number
+  /** `delta.enableInCommitTimestamps`: history and time travel use the commits' own times. */
+  readonly inCommitTimestamps: boolean
 }
 
 const LAYOUTS: readonly Layout[] = [
@@ -37,11 +39,19 @@ const LAYOUTS: readonly Layout[] = [
     name: 'unpartitioned, deletion vectors, a checkpoint every 10 commits',
     partitioned: false,
     interval: 10,
+    inCommitTimestamps: false,
   },
   {
     name: 'partitioned by part, deletion vectors, a checkpoint every 7 commits',
     partitioned: true,
     interval: 7,
+    inCommitTimestamps: false,
+  },
+  {
+    name: 'unpartitioned, deletion vectors, in-commit timestamps, a checkpoint every 5 commits',
+    partitioned: false,
+    interval: 5,
+    inCommitTimestamps: true,
   },
 ]
 
@@ -107,6 +117,7 @@ for (const layout of LAYOUTS) {
         properties: {
           'delta.enableDeletionVectors': 'true',
           'delta.checkpointInterval': String(layout.interval),
+          ...(layout.inCommitTimestamps ? { 'delta.enableInCommitTimestamps': 'true' } : {}),
         },
       })
       modelAt.push([])

@@ -114,6 +114,7 @@ async function assertVersionGone(table: DeltaTable, version: bigint, earliest: b
 }
 
 const LATEST = BigInt(COMMITS)
+const NEXT_CHECKPOINT = 40n
 
 for (const keep of [30n, 20n]) {
   describe(`a log cleaned up to the checkpoint at version ${keep} (checkpoints at 10, 20, 30; latest ${LATEST})`, () => {
@@ -159,7 +160,8 @@ for (const keep of [30n, 20n]) {
     })
 
     it('takes appends, deletes, updates and merges, writes the next checkpoint, and vacuums', async () => {
-      const { ops } = script(INTERVAL, nextId, 2)
+      // Just enough commits to reach the next checkpoint interval.
+      const { ops } = script(Number(NEXT_CHECKPOINT - LATEST), nextId, 2)
       const models = modelAt.slice()
       for (const op of ops) {
         const result = await applyToTable(table, op)
@@ -168,7 +170,10 @@ for (const keep of [30n, 20n]) {
         await assertTableIs(table, models.at(-1)!, `version ${result.version}`)
       }
       const newest = BigInt(models.length - 1)
-      assert.ok((await checkpointVersions(dir)).includes(40n), 'a checkpoint on top of the cleaned log')
+      assert.ok(
+        (await checkpointVersions(dir)).includes(NEXT_CHECKPOINT),
+        'a checkpoint on top of the cleaned log',
+      )
       for (const v of [keep, LATEST, newest - 1n])
         await assertTableIs(table, models[Number(v)]!, `version ${v} after the new commits`, { version: v })
       await assertVersionGone(table, keep - 1n, keep, newest)
