@@ -49,5 +49,6 @@ export async function buildAppend(
       numOutputBytes: written.reduce((n, f) => n + f.size, 0),
     },
     changesData: true,
+    writtenKeys: written.map((f) => f.key),
   }
 }

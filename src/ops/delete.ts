@@ -1,15 +1,12 @@
-import { tombstoneOf, withNewDeletionVector } from '../conflict/file-actions.js'
-import { initDeletionVectors } from '../dv/index.js'
-import { RoaringBitmapArray } from '../dv/roaring-bitmap-array.js'
-import type { DataFileRef } from '../engine/data-plane.js'
+import { tombstoneOf } from '../conflict/file-actions.js'
 import type { Expression } from '../expressions/ast.js'
 import { splitPartitionPredicate } from '../expressions/evaluate-stats.js'
 import type { Action, AddFile } from '../protocol/actions.js'
 import { canWriteDeletionVectors } from '../protocol/table-features.js'
 import { pruneFiles } from '../scan/prune-files.js'
 import { columnSpecs, dataFileRefs, parseWhere } from '../scan/table-scan.js'
-import type { OperationContext, StagedOperation } from './operation.js'
-import { addFileOf, writeDeletionVectors, writeTargetOf } from './write-support.js'
+import { removeRows, type TouchedFile, type WritingOperation } from './dml-support.js'
+import type { OperationContext } from './operation.js'
 
 /**
  * DELETE: removes the rows matching `where` (every row when absent).
@@ -18,6 +15,7 @@ import { addFileOf, writeDeletionVectors, writeTargetOf } from './write-support.
  * all match is removed whole. Otherwise, with deletion vectors enabled on the table
  * (`delta.enableDeletionVectors`), the file gets a new DV (merge-on-read: `remove(P, oldDV)` +
  * `add(P, newDV)`); without them its remaining rows are copied to a new file (copy-on-write).
+ * When writing fails part way, what this DELETE stored is deleted again.
  *
  * @param ctx - the transaction's context
  * @param where - SQL predicate text or expression
@@ -27,7 +25,7 @@ import { addFileOf, writeDeletionVectors, writeTargetOf } from './write-support.
 export async function buildDelete(
   ctx: OperationContext,
   where: string | Expression | undefined,
-): Promise<StagedOperation> {
+): Promise<WritingOperation> {
   const snap = ctx.snapshot
   const predicate = parseWhere(where)
   const { files: candidates } = pruneFiles(snap, snap.activeFiles(), predicate)
@@ -52,6 +50,7 @@ export async function buildDelete(
         numCopiedRows: 0,
       },
       changesData: true,
+      writtenKeys: [],
     }
   }
 
@@ -62,70 +61,26 @@ export async function buildDelete(
     predicateColumns: columnSpecs(snap, undefined),
     signal: ctx.signal,
   })
-  const useDv = canWriteDeletionVectors(snap.protocol, snap.metadata)
-  await initDeletionVectors()
-  const actions: Action[] = []
-  const dvUpdates: Array<{ file: AddFile; bitmap: RoaringBitmapArray }> = []
-  const rewrites: Array<{ file: AddFile; ref: DataFileRef; positions: readonly number[] }> = []
-  let deletedRows = 0
-  let removedWhole = 0
+  const touched: TouchedFile[] = []
   for (const [i, m] of matches.entries()) {
     if (m.positions.length === 0) continue
-    const file = candidates[i] as AddFile
-    deletedRows += m.positions.length
-    if (m.positions.length === m.liveRows) {
-      actions.push({ remove: tombstoneOf(file, BigInt(now), true) })
-      removedWhole++
-    } else if (useDv) {
-      const old = RoaringBitmapArray.fromSorted((refs[i] as DataFileRef).deletedRows ?? [])
-      dvUpdates.push({ file, bitmap: old.union(RoaringBitmapArray.fromSorted(m.positions)) })
-    } else {
-      rewrites.push({ file, ref: refs[i] as DataFileRef, positions: m.positions })
-    }
+    touched.push({ file: candidates[i]!, ref: refs[i]!, positions: m.positions, liveRows: m.liveRows })
   }
-
-  const { descriptors } = await writeDeletionVectors(
-    ctx.engine,
-    dvUpdates.map((u) => u.bitmap),
-    ctx.signal,
-  )
-  for (const [i, u] of dvUpdates.entries()) {
-    actions.push({ remove: tombstoneOf(u.file, BigInt(now), true) })
-    actions.push({
-      add: withNewDeletionVector(u.file, descriptors[i] as NonNullable<(typeof descriptors)[number]>, true),
-    })
-  }
-
-  let copiedRows = 0
-  let addedFiles = 0
-  if (rewrites.length > 0) {
-    const written = await ctx.engine.writer.rewrite({
-      sources: rewrites.map((r) => r.ref),
-      positions: new Map(rewrites.map((r) => [r.ref.key, r.positions])),
-      positionsMode: 'exclude',
-      target: writeTargetOf(snap),
-      signal: ctx.signal,
-    })
-    for (const r of rewrites) actions.push({ remove: tombstoneOf(r.file, BigInt(now), true) })
-    for (const f of written) {
-      actions.push({ add: addFileOf(f, now, true) })
-      copiedRows += f.numRecords
-      addedFiles++
-    }
-  }
-
+  // Writes what it must (DV files, copy-on-write outputs) and deletes them again if it fails.
+  const removal = await removeRows(ctx, touched, canWriteDeletionVectors(snap.protocol, snap.metadata))
   return {
     operation: 'DELETE',
     parameters,
-    actions,
+    actions: removal.actions,
     metrics: {
-      numRemovedFiles: removedWhole + rewrites.length,
-      numAddedFiles: addedFiles,
-      numDeletedRows: deletedRows,
-      numCopiedRows: copiedRows,
-      numDeletionVectorsAdded: dvUpdates.length,
+      numRemovedFiles: removal.removedFiles,
+      numAddedFiles: removal.addedFiles,
+      numDeletedRows: touched.reduce((n, t) => n + t.positions.length, 0),
+      numCopiedRows: removal.copiedRows,
+      numDeletionVectorsAdded: removal.dvsAdded + removal.dvsUpdated,
     },
     changesData: true,
+    writtenKeys: removal.writtenKeys,
   }
 }
 

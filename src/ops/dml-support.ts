@@ -16,8 +16,8 @@ import type { OperationContext, StagedOperation } from './operation.js'
 import { addFileOf, writeDeletionVectors, writeTargetOf } from './write-support.js'
 
 /**
- * A staged operation that also names the objects it stored (new data files and DV files), so a
- * caller whose commit then fails for good can delete them instead of leaving them to VACUUM.
+ * A staged operation that always names the objects it stored (new data files and DV files), so
+ * its transaction can delete them when it does not commit them.
  */
 export interface WritingOperation extends StagedOperation {
   /** Store keys of the objects this operation wrote. */

@@ -47,4 +47,10 @@ export interface StagedOperation {
   readonly metrics: Readonly<Record<string, number>>
   /** False for rearrangements that change no data (OPTIMIZE). */
   readonly changesData: boolean
+  /**
+   * Store keys of the objects the operation wrote (data and DV files). The transaction deletes
+   * them when it does not commit, and deletes those the committed actions no longer reference
+   * when it does (a reconcile may replace a staged DV by an inline one).
+   */
+  readonly writtenKeys?: readonly string[] | undefined
 }
