@@ -19,10 +19,21 @@ const DV =
   'STRUCT(storageType VARCHAR, pathOrInlineDv VARCHAR, "offset" INTEGER, sizeInBytes INTEGER, cardinality BIGINT, maxRowIndex BIGINT)'
 const STRING_MAP = 'MAP(VARCHAR, VARCHAR)'
 
-/** Column name -> DuckDB type of each action column, in Spark's column order. */
-const CHECKPOINT_COLUMNS: ReadonlyArray<readonly [string, string]> = [
-  ['txn', 'STRUCT(appId VARCHAR, "version" BIGINT, lastUpdated BIGINT)'],
-  ['add', ''],
+/**
+ * Column name -> DuckDB type of each action column, in Spark's column order; `add` depends on
+ * the statistics format.
+ */
+function checkpointColumns(
+  opts: CheckpointWriteOptions | undefined,
+): ReadonlyArray<readonly [string, string]> {
+  return [
+    ['txn', 'STRUCT(appId VARCHAR, "version" BIGINT, lastUpdated BIGINT)'],
+    ['add', addColumnType(opts)],
+    ...OTHER_COLUMNS,
+  ]
+}
+
+const OTHER_COLUMNS: ReadonlyArray<readonly [string, string]> = [
   [
     'remove',
     `STRUCT(path VARCHAR, deletionTimestamp BIGINT, dataChange BOOLEAN, extendedFileMetadata BOOLEAN, partitionValues ${STRING_MAP}, size BIGINT, deletionVector ${DV}, baseRowId BIGINT, defaultRowCommitVersion BIGINT)`,
@@ -176,7 +187,9 @@ export class DuckDbParquetHandler implements ParquetHandler {
     const parquetPath = join(this.#scratchDir, `${id}.checkpoint.parquet`)
     try {
       await writeFile(jsonPath, jsonLines.length === 0 ? '' : `${jsonLines.join('\n')}\n`)
-      const columns = `{${CHECKPOINT_COLUMNS.map(([name, type]) => `${sqlString(name)}: ${sqlString(name === 'add' ? addColumnType(opts) : type)}`).join(', ')}}`
+      const columns = `{${checkpointColumns(opts)
+        .map(([name, type]) => `${sqlString(name)}: ${sqlString(type)}`)
+        .join(', ')}}`
       await this.#duck.withConnection(async (con) => {
         // Timestamp text without a zone (timestamp_ntz bounds) must not move with the process's zone.
         await con.run(`SET TimeZone = 'UTC'`)
