@@ -11,6 +11,7 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
+import { parseStats } from '../../src/protocol/stats.js'
 import { DeltaTable } from '../../src/table/delta-table.js'
 import {
   applyToModel,
@@ -162,6 +163,27 @@ for (const layout of LAYOUTS) {
       assert.ok(modelAt.length > 50, 'the log was built')
       for (let v = 0; v < modelAt.length; v++) {
         await assertTableIs(table, modelAt[v]!, `version ${v}`, { version: BigInt(v) })
+      }
+    })
+
+    it('a version read from its checkpoint keeps every file statistic: row counts, id bounds, null counts', async () => {
+      assert.ok(modelAt.length > 50, 'the log was built')
+      for (const v of await checkpointVersions(dir)) {
+        const snap = await table.snapshot({ version: v })
+        let live = 0n
+        for (const f of snap.activeFiles()) {
+          const stats = parseStats(f.stats)
+          assert.ok(stats?.numRecords !== undefined, `version ${v}: ${f.path} has numRecords`)
+          assert.notEqual(stats.minValues?.id, undefined, `version ${v}: ${f.path} has a minimum id`)
+          assert.notEqual(stats.maxValues?.id, undefined, `version ${v}: ${f.path} has a maximum id`)
+          assert.notEqual(
+            stats.nullCount?.name,
+            undefined,
+            `version ${v}: ${f.path} has a null count of name`,
+          )
+          live += stats.numRecords - (f.deletionVector?.cardinality ?? 0n)
+        }
+        assert.equal(live, BigInt(modelAt[Number(v)]!.length), `version ${v}: live rows by the statistics`)
       }
     })
 
