@@ -8,6 +8,7 @@
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
 import os, { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
+import { maxOf, minOf } from '../src/util/arrays.js'
 
 /** One measured row. */
 export interface BenchResult {
@@ -169,8 +170,8 @@ export function result(
     parameters,
     sizeParameter: options.sizeParameter,
     medianMs: round(m),
-    minMs: round(Math.min(...subject)),
-    maxMs: round(Math.max(...subject)),
+    minMs: round(minOf(subject)),
+    maxMs: round(maxOf(subject)),
     runs: subject.length,
     baselineMedianMs: round(b),
     baseline,

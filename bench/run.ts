@@ -11,6 +11,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises'
 import { cpus, loadavg, tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { InvalidArgumentError } from '../src/errors/index.js'
+import { appendAll } from '../src/util/arrays.js'
 import { commitBenchmarks } from './commit.bench.js'
 import { contentionBenchmarks } from './contention.bench.js'
 import { dmlBenchmarks } from './dml.bench.js'
@@ -70,7 +71,7 @@ if (suite !== undefined) {
         continue
       }
       const saved = JSON.parse(await readFile(file, 'utf8')) as { results: BenchResult[] }
-      results.push(...saved.results)
+      appendAll(results, saved.results)
       console.log(
         `suite ${name}: ${saved.results.length} rows in ${((Date.now() - t0) / 1000).toFixed(1)} s ` +
           `(load average ${loadBefore.toFixed(1)} before, ${(loadavg()[0] ?? 0).toFixed(1)} after, on ${cpus().length} cores)`,

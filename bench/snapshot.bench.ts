@@ -21,6 +21,7 @@ import { commitFileName } from '../src/protocol/log-files.js'
 import { loadSnapshot } from '../src/snapshot/load-snapshot.js'
 import { writeCheckpoint } from '../src/snapshot/write-checkpoint.js'
 import { createLocalStore } from '../src/storage/local-store.js'
+import { appendAll } from '../src/util/arrays.js'
 import { mapLimit } from '../src/util/map-limit.js'
 import { syntheticTableSetup } from '../test/helpers/synthetic-table.js'
 import { type BenchResult, median, result, timeBoth, timeRuns, withTempDir } from './harness.js'
@@ -143,7 +144,7 @@ export async function writeSyntheticLog(dir: string, commits: number): Promise<v
         },
       },
     ]
-    if (v === 0) actions.push(...syntheticTableSetup(now))
+    if (v === 0) appendAll(actions, syntheticTableSetup(now))
     actions.push({ add: fileAction(v, now) })
     if (v >= 2 && v % 4 === 0) {
       const { stats: _stats, modificationTime: _m, ...gone } = fileAction(v - 2, now)

@@ -142,7 +142,8 @@ export function commandHelp(command: Command): string {
     const flag = `${s.short ? `-${s.short}, ` : '    '}--${name}${s.type === 'string' ? ` ${s.value ?? 'VALUE'}` : ''}`
     return [flag, `${s.help}${s.multiple ? ' (repeatable)' : ''}`] as const
   })
-  const width = Math.max(...heads.map(([h]) => h.length))
+  let width = 0
+  for (const [h] of heads) width = Math.max(width, h.length)
   for (const [h, text] of heads) lines.push(`  ${h.padEnd(width)}  ${text}`)
   return lines.join('\n')
 }

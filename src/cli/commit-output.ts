@@ -63,7 +63,8 @@ export function printCommit(
   for (const [k, v] of Object.entries(result.metrics)) rows.push([k, formatCount(Math.round(v))])
   for (const [k, v] of Object.entries(extra))
     rows.push([k, typeof v === 'number' ? formatCount(v) : String(v)])
-  const width = Math.max(0, ...rows.map(([k]) => k.length))
+  let width = 0
+  for (const [k] of rows) width = Math.max(width, k.length)
   for (const [k, v] of rows) ctx.print(`  ${p.paint('dim', k.padEnd(width))}  ${v}`)
   for (const r of result.reconciliations) {
     const files = r.detail.files?.length

@@ -85,7 +85,12 @@ export function renderTable(
       return v === null || v === undefined || typeof v === 'number' || typeof v === 'bigint'
     }),
   )
-  const widths = columns.map((c, i) => Math.max(c.length, ...cells.map((row) => (row[i] as string).length)))
+  // A loop, not Math.max(...cells): a result of a million rows would overflow the stack.
+  const widths = columns.map((c, i) => {
+    let width = c.length
+    for (const row of cells) width = Math.max(width, (row[i] as string).length)
+    return width
+  })
   const lines: string[] = []
   lines.push(
     columns

@@ -116,9 +116,9 @@ function findCommand(commands: readonly Command[], name: string): Command | unde
 }
 
 function mainHelp(commands: readonly Command[]): string {
-  const width = Math.max(
-    ...commands.map((c) => (c.name + (c.aliases?.length ? `/${c.aliases.join('/')}` : '')).length),
-  )
+  let width = 0
+  for (const c of commands)
+    width = Math.max(width, (c.name + (c.aliases?.length ? `/${c.aliases.join('/')}` : '')).length)
   const lines = [
     'usage: delta-rlc <command> <table> [options]',
     '',

@@ -27,6 +27,7 @@
  * (design decision 6).
  */
 import { type Action, type AddFile, isAdd, isRemove, type RemoveFile } from '../protocol/actions.js'
+import { appendAll } from '../util/arrays.js'
 import {
   parseOptimizeSourceComposition,
   type SourceComposition,
@@ -163,7 +164,7 @@ export function reconcileForwardRemap(input: PhaseInput): PhaseOutcome {
       if (rows === undefined) return refuse(src, "a deleted row falls outside the source's run in the output")
     }
     const acc = rowsByOutput.get(output.path) ?? []
-    acc.push(...rows)
+    appendAll(acc, rows)
     rowsByOutput.set(output.path, acc)
     remappedRows += rows.length
   }

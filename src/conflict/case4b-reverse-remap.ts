@@ -21,6 +21,7 @@
  */
 import type { RoaringBitmapArray } from '../dv/roaring-bitmap-array.js'
 import { type Action, type AddFile, isAdd, isRemove, type RemoveFile } from '../protocol/actions.js'
+import { appendAll } from '../util/arrays.js'
 import { parseOptimizeSourceComposition, type SourceComposition } from './composition-tags.js'
 import { newDeletionVectorDescriptor, readDeletionVector, sameDeletionVector } from './deletion-vectors.js'
 import { indexFileActions, tombstoneOf, withNewDeletionVector } from './file-actions.js'
@@ -149,7 +150,7 @@ export function reconcileReverseRemap(input: PhaseInput): PhaseOutcome {
         return refuse(src, 'a deleted row is not a live row of the source in the output')
     }
     const acc = rowsByOutput.get(output.path) ?? []
-    acc.push(...rows)
+    appendAll(acc, rows)
     rowsByOutput.set(output.path, acc)
     remappedRows += rows.length
   }

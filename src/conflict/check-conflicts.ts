@@ -8,6 +8,7 @@
  */
 import { deletionVectorsReady } from '../dv/initialization.js'
 import { type ConcurrentModificationError, InternalError } from '../errors/index.js'
+import { appendAll } from '../util/arrays.js'
 import { reconcileDeletionVectorUnion } from './case2-dv-union.js'
 import { reconcileForwardRemap } from './case4a-forward-remap.js'
 import { reconcileReverseRemap } from './case4b-reverse-remap.js'
@@ -105,7 +106,7 @@ export function checkConflicts(
     for (const p of outcome.resolvedPaths) resolved.add(p)
     for (const [p, reason] of outcome.refusals) if (!refusals.has(p)) refusals.set(p, reason)
     if (outcome.reconciliation !== undefined) reconciliations.push(outcome.reconciliation)
-    newDeletionVectors.push(...outcome.newDeletionVectors)
+    appendAll(newDeletionVectors, outcome.newDeletionVectors)
   }
 
   const ctx: FileCheckContext = {
@@ -124,7 +125,7 @@ export function checkConflicts(
   ]) {
     const result = check(ctx)
     if (result.error !== undefined) return { kind: 'conflict', error: result.error }
-    reconciliations.push(...result.reconciliations)
+    appendAll(reconciliations, result.reconciliations)
   }
   return {
     kind: 'ok',

@@ -12,6 +12,7 @@ import { InvalidArgumentError, isDeltaError, StorageError } from '../errors/inde
 import type { Expression } from '../expressions/ast.js'
 import { renderDuckDbSql } from '../expressions/render-duckdb.js'
 import type { ObjectStore } from '../storage/object-store.js'
+import { appendAll } from '../util/arrays.js'
 import { partitionValueLiteral } from './duckdb-partition-literal.js'
 import { appendIndexedPositions, ChunkAppender, RowValueConverter } from './duckdb-row-appender.js'
 import { type DuckDbRuntime, FILE_COL, sqlIdent, sqlString } from './duckdb-runtime.js'
@@ -408,10 +409,6 @@ function clauseCase(conditions: readonly (Expression | undefined)[], sql: (e: Ex
   if (conditions.length === 0) return 'CAST(-1 AS INTEGER)'
   const whens = conditions.map((c, k) => `WHEN ${c === undefined ? 'TRUE' : `(${sql(c)})`} THEN ${k}`)
   return `CAST(CASE ${whens.join(' ')} ELSE -1 END AS INTEGER)`
-}
-
-function appendAll<T>(into: T[], items: readonly T[]): void {
-  for (const item of items) into.push(item)
 }
 
 function indexesOf(clauses: readonly MergeTargetClause[], kind: MergeTargetClause['kind']): number[] {

@@ -6,6 +6,7 @@
 import { InvalidTableError, TableNotFoundError, VersionNotFoundError } from '../errors/index.js'
 import type { Version } from '../protocol/actions.js'
 import { type LastCheckpoint, LOG_DIR, parseLogFileName } from '../protocol/log-files.js'
+import { appendAll } from '../util/arrays.js'
 
 /** One listed file (a store `FileMeta` fits). */
 export interface FileMetaLike {
@@ -262,7 +263,7 @@ export function planLogSegment(
     BigInt(inRange.length) === expectedCount && inRange.every((v, i) => v === start + BigInt(i))
   if (!contiguous) {
     const shown: Version[] = checkpointVersion === undefined ? [] : [checkpointVersion]
-    shown.push(...inRange)
+    appendAll(shown, inRange)
     if (shown.at(-1) !== target) {
       // Show where the log resumes after the gap, when it does.
       const next = [...listing.commits.keys()]

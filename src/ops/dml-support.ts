@@ -136,7 +136,7 @@ export async function removeRows(
         target: writeTargetOf(ctx.snapshot),
         signal: ctx.signal,
       })
-      writtenKeys.push(...copied.map((f) => f.key))
+      for (const f of copied) writtenKeys.push(f.key)
     }
     const { descriptors, key } = await writeDeletionVectors(
       ctx.engine,

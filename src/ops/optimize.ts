@@ -13,6 +13,7 @@ import { parseStats } from '../protocol/stats.js'
 import { pruneFiles } from '../scan/prune-files.js'
 import { columnSpecs, dataFileRefs, parseWhere, type Row } from '../scan/table-scan.js'
 import type { Snapshot } from '../snapshot/snapshot.js'
+import { appendAll } from '../util/arrays.js'
 import { deleteQuietly, type WritingOperation } from './dml-support.js'
 import type { OperationContext } from './operation.js'
 import { addFileOf, writeTargetOf } from './write-support.js'
@@ -129,7 +130,7 @@ export async function buildOptimize(
     if (zOrderBy.length > 0) {
       for (const files of bins) {
         const written = await zOrderPartition(ctx, files, zOrderBy, targetFileSize)
-        added.push(...written)
+        appendAll(added, written)
         for (const f of files) actions.push({ remove: tombstoneOf(f, BigInt(now), false) })
       }
     } else {
@@ -334,7 +335,7 @@ async function zOrderPartition(
     columns: columnSpecs(snap, undefined),
     signal: ctx.signal,
   })) {
-    rows.push(...batch)
+    appendAll(rows, batch)
   }
   if (rows.length === 0) return []
   const keys = zOrderKeys(snap, rows, columns)

@@ -10,6 +10,7 @@ import { join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { InvalidArgumentError } from '../errors/index.js'
 import { DeltaTable } from '../table/delta-table.js'
+import { appendAll } from '../util/arrays.js'
 import { EventSink, type ExitEvent, type RaceEvent, type RunEvent, readEvents } from './events.js'
 import {
   childLocation,
@@ -165,7 +166,7 @@ async function mergeEvents(config: RaceConfig, harnessPath: string, outPath: str
   const all: RaceEvent[] = await readEvents(harnessPath)
   for (const w of config.writers) {
     const path = writerEventsPath(config, w.index)
-    if (existsSync(path)) all.push(...(await readEvents(path)))
+    if (existsSync(path)) appendAll(all, await readEvents(path))
   }
   const [header, ...rest] = all
   rest.sort((a, b) => a.t - b.t)

@@ -4,6 +4,7 @@
  * reconciliations and kills marked), the per-writer table and the verifier's checks, and for a
  * `compare` race a bar chart of the two runs side by side.
  */
+import { maxOf } from '../util/arrays.js'
 import type { RaceReport, RaceRunReport } from './report.js'
 import type { TimelineEntry, WriterStats } from './stats.js'
 
@@ -81,7 +82,10 @@ ${crashSection(run)}
 function timeline(run: RaceRunReport): string {
   const entries = run.stats.timeline
   const writers = run.config.writers
-  const span = Math.max(1, ...entries.map((e) => e.end))
+  const span = maxOf(
+    entries.map((e) => e.end),
+    1,
+  )
   const x = (t: number) => LEFT + (Math.max(0, t) / span) * (WIDTH - LEFT - 10)
   const height = writers.length * ROW + 30
   const rows: string[] = []
@@ -168,7 +172,10 @@ function comparisonChart(runs: readonly RaceRunReport[]): string {
     ['aborts', (w) => w.aborts],
     ['reconciliations', (w) => w.reconciliations],
   ]
-  const max = Math.max(1, ...runs.flatMap((r) => metrics.map(([, f]) => f(r.stats.totals))))
+  const max = maxOf(
+    runs.flatMap((r) => metrics.map(([, f]) => f(r.stats.totals))),
+    1,
+  )
   const groupW = 220
   const barW = 70
   const h = 220

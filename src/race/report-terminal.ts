@@ -3,6 +3,7 @@
  * reconciliations by case, retries and latency percentiles; the verifier's verdict; and, for a
  * `compare` race, the two runs side by side.
  */
+import { appendAll, maxOf } from '../util/arrays.js'
 import type { RaceReport, RaceRunReport } from './report.js'
 import type { WriterStats } from './stats.js'
 
@@ -16,8 +17,8 @@ export function renderTerminalReport(report: RaceReport): string {
   const lines: string[] = []
   const first = report.runs[0]
   if (first !== undefined) lines.push(headline(first), '')
-  for (const run of report.runs) lines.push(...runSection(run), '')
-  if (report.compare && report.runs.length === 2) lines.push(...sideBySide(report.runs), '')
+  for (const run of report.runs) appendAll(lines, runSection(run)).push('')
+  if (report.compare && report.runs.length === 2) appendAll(lines, sideBySide(report.runs)).push('')
   lines.push(report.ok ? 'RESULT: PASS' : 'RESULT: FAIL')
   return `${lines.join('\n')}\n`
 }
@@ -70,7 +71,7 @@ function runSection(run: RaceRunReport): string[] {
     counts(w.reconciliationsByCase),
     counts(w.abortsByCode),
   ])
-  out.push(...table(header, rows, 8))
+  appendAll(out, table(header, rows, 8))
   out.push('  (retries: lost commit races checked and retried / operations tried again after a fault)')
   if (run.restarts > 0) out.push(`  writer restarts after kill -9: ${run.restarts}`)
   for (const c of run.crashes) {
@@ -128,7 +129,12 @@ function counts(m: Readonly<Record<string, number>>): string {
 }
 
 function table(header: readonly string[], rows: readonly (readonly string[])[], minWidth: number): string[] {
-  const widths = header.map((h, i) => Math.max(minWidth, h.length, ...rows.map((r) => (r[i] ?? '').length)))
+  const widths = header.map((h, i) =>
+    maxOf(
+      rows.map((r) => (r[i] ?? '').length),
+      Math.max(minWidth, h.length),
+    ),
+  )
   // The last column is free text: it is not padded.
   const fmt = (cells: readonly string[]) =>
     `  ${cells

@@ -3,6 +3,7 @@
  * aborts by error code, reconciliations by case, retries, kills and latency percentiles, plus
  * the attempt timeline the HTML report draws.
  */
+import { maxOf, minOf } from '../util/arrays.js'
 import type { AttemptEvent, RaceEvent } from './events.js'
 import type { WriterKind, WriterSpec } from './options.js'
 
@@ -70,8 +71,11 @@ export interface RunStats {
  */
 export function computeRunStats(writers: readonly WriterSpec[], events: readonly RaceEvent[]): RunStats {
   const starts = events.filter((e) => e.type === 'op-start').map((e) => e.t)
-  const startedAt = starts.length > 0 ? Math.min(...starts) : (events[0]?.t ?? 0)
-  const endedAt = Math.max(startedAt, ...events.map((e) => e.t))
+  const startedAt = starts.length > 0 ? minOf(starts) : (events[0]?.t ?? 0)
+  const endedAt = maxOf(
+    events.map((e) => e.t),
+    startedAt,
+  )
   const wallSeconds = Math.max(0.001, (endedAt - startedAt) / 1000)
   const attempts = events.filter((e): e is AttemptEvent => e.type === 'attempt')
   const per = writers.map((w) =>

@@ -23,6 +23,7 @@ import {
   InvalidArgumentError,
   StorageError,
 } from '../errors/index.js'
+import { appendAll } from '../util/arrays.js'
 import {
   checkData,
   checkDirectoryKey,
@@ -337,7 +338,7 @@ function resolveAccess(
     )
   }
   if (auth.kind === 'key') secrets.push(auth.key)
-  if (auth.kind === 'sas') secrets.push(auth.token, ...sasSignatures(auth.token))
+  if (auth.kind === 'sas') appendAll(secrets, [auth.token, ...sasSignatures(auth.token)])
 
   const account =
     nonEmpty(options.account) ??
@@ -623,7 +624,7 @@ class AzureStore implements ObjectStore {
     const signal = opts?.signal
     signal?.throwIfAborted()
     const found: FileMeta[] = []
-    for await (const page of this.#pages(dirOf(from), true, signal)) found.push(...page)
+    for await (const page of this.#pages(dirOf(from), true, signal)) appendAll(found, page)
     for (const meta of sortFrom(found, from)) {
       signal?.throwIfAborted()
       yield meta

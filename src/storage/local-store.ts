@@ -263,7 +263,7 @@ class LocalStore implements ObjectStore {
 
   #fullPath(key: string): string {
     const segments = key.split('/').filter((s) => s !== '')
-    return segments.length === 0 ? this.root : path.join(this.root, ...segments)
+    return segments.length === 0 ? this.root : path.join(this.root, segments.join(path.sep))
   }
 
   /** Metadata of a listed file, or undefined when it vanished or is not a regular file. */

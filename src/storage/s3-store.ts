@@ -23,6 +23,7 @@ import {
   StorageError,
   UnsupportedError,
 } from '../errors/index.js'
+import { appendAll } from '../util/arrays.js'
 import {
   checkData,
   checkDirectoryKey,
@@ -497,7 +498,7 @@ class S3Store implements ObjectStore {
     // StartAfter is exclusive: starting after a proper prefix of `from` keeps `from` itself.
     const startAfter = from === dirKey ? undefined : this.#p.prefix + from.slice(0, -lastCharLength(from))
     const found: FileMeta[] = []
-    for await (const page of this.#pages(dirKey, true, startAfter, signal)) found.push(...page)
+    for await (const page of this.#pages(dirKey, true, startAfter, signal)) appendAll(found, page)
     for (const meta of sortFrom(found, from)) {
       signal?.throwIfAborted()
       yield meta

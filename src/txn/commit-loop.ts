@@ -23,6 +23,7 @@ import type { Action, CommitInfo, Version } from '../protocol/actions.js'
 import { commitKey, LOG_DIR, parseCommitBytes, parseLogFileName } from '../protocol/log-files.js'
 import { decodeAddPath } from '../protocol/partition-values.js'
 import { loadDeletionVector } from '../scan/load-deletion-vector.js'
+import { appendAll } from '../util/arrays.js'
 import { backoffDelay, type CommitRetryPolicy } from './commit-options.js'
 import { type InCommitTimestampPlan, nextInCommitTimestamp, stampActions } from './in-commit-timestamps.js'
 
@@ -197,7 +198,7 @@ async function commitLoop(req: CommitLoopRequest, uncertainty: CommitUncertainty
       const result = checkConflicts(txn, winner, flags, fetched)
       if (result.kind === 'conflict') throw result.error
       txn = result.txn
-      reconciliations.push(...result.reconciliations)
+      appendAll(reconciliations, result.reconciliations)
       attemptVersion = v + 1n
     }
     await sleep(backoffDelay(req.retry, attempts, random()), signal)

@@ -64,7 +64,8 @@ export const describeCommand: Command = {
         ctx.print(p.paint('bold', title))
       }
       const kv = (pairs: Array<[string, string]>) => {
-        const w = Math.max(0, ...pairs.map(([k]) => k.length))
+        let w = 0
+        for (const [k] of pairs) w = Math.max(w, k.length)
         for (const [k, v] of pairs) ctx.print(`  ${p.paint('dim', pad(k, w))}  ${v}`)
       }
       ctx.print(`${p.paint('bold', 'table')} ${loc}`)
@@ -185,8 +186,12 @@ export function schemaLines(schema: StructType, painter: Painter): string[] {
     }
   }
   walk(schema.fields, 0)
-  const nameW = Math.max(0, ...entries.map((e) => e.name.length))
-  const typeW = Math.max(0, ...entries.map((e) => e.type.length))
+  let nameW = 0
+  let typeW = 0
+  for (const e of entries) {
+    nameW = Math.max(nameW, e.name.length)
+    typeW = Math.max(typeW, e.type.length)
+  }
   return entries.map((e) =>
     `${pad(e.name, nameW)}  ${pad(painter.paint('cyan', e.type), typeW)}${e.notNull ? `  ${painter.paint('yellow', 'not null')}` : ''}`.trimEnd(),
   )
