@@ -465,30 +465,72 @@ function makeTimestamp(type: TimestampLiteral['type'], value: string | bigint): 
 
 // === Operators ===
 
+/**
+ * The deepest tree (in nodes, root to leaf) the library accepts. Every stage that walks a tree
+ * (evaluation, rendering, DuckDB, whose own parser stops at 1000 levels) recurses once per
+ * level, so a bound keeps them all off the call stack's limit. Long AND / OR chains do not
+ * count against it beyond their logarithm: they are built as balanced trees.
+ */
+export const MAX_EXPRESSION_DEPTH = 256
+
 function binary<K extends 'and' | 'or'>(kind: K, left: Expression, right: Expression) {
   return Object.freeze({ kind, left, right })
 }
 
 /**
- * Conjunction of any number of predicates, left-nested (`and(a, b, c)` is `(a AND b) AND c`).
+ * `operands[lo..hi)` joined by `kind` as a balanced tree: the first half (rounded up) on the
+ * left, the rest on the right. Two or three operands give `(a op b) op c`, as left nesting would;
+ * a long chain stays about log2(n) deep, which keeps every recursive stage safe.
+ */
+function balanced(kind: 'and' | 'or', operands: readonly Expression[], lo: number, hi: number): Expression {
+  if (hi - lo === 1) return operands[lo] as Expression
+  const mid = lo + Math.ceil((hi - lo) / 2)
+  return binary(kind, balanced(kind, operands, lo, mid), balanced(kind, operands, mid, hi))
+}
+
+/**
+ * Conjunction of a list of predicates, as a balanced tree (see {@link and}). Takes an array, so
+ * a list of any length can be passed without spreading it into a call.
+ *
+ * @param operands - the predicates; none gives `TRUE`
+ * @returns the predicate
+ */
+export function conjunction(operands: readonly Expression[]): Expression {
+  if (operands.length === 0) return lit(true)
+  return balanced('and', operands, 0, operands.length)
+}
+
+/**
+ * Disjunction of a list of predicates, as a balanced tree (see {@link or}).
+ *
+ * @param operands - the predicates; none gives `FALSE`
+ * @returns the predicate
+ */
+export function disjunction(operands: readonly Expression[]): Expression {
+  if (operands.length === 0) return lit(false)
+  return balanced('or', operands, 0, operands.length)
+}
+
+/**
+ * Conjunction of any number of predicates. The parser builds a chain `a AND b AND ...` the same
+ * way: a balanced tree whose left half holds the first half of the operands (rounded up), so
+ * `and(a, b, c)` is `(a AND b) AND c` and a chain of 100,000 predicates is 17 levels deep.
  *
  * @param operands - the predicates; none gives `TRUE`
  * @returns the predicate
  */
 export function and(...operands: Expression[]): Expression {
-  if (operands.length === 0) return lit(true)
-  return operands.reduce((acc, e) => binary('and', acc, e))
+  return conjunction(operands)
 }
 
 /**
- * Disjunction of any number of predicates, left-nested.
+ * Disjunction of any number of predicates, grouped as {@link and} groups them.
  *
  * @param operands - the predicates; none gives `FALSE`
  * @returns the predicate
  */
 export function or(...operands: Expression[]): Expression {
-  if (operands.length === 0) return lit(false)
-  return operands.reduce((acc, e) => binary('or', acc, e))
+  return disjunction(operands)
 }
 
 /**
@@ -699,6 +741,19 @@ export function negate(operand: Expression): Negate {
  * @throws {InvalidArgumentError} for an unknown function or a wrong argument count
  */
 export function call(name: string, ...args: Expression[]): Call {
+  return callOf(name, args)
+}
+
+/**
+ * A function call with its arguments as an array, so that a long argument list is never spread
+ * into a call.
+ *
+ * @param name - function name, case-insensitive
+ * @param args - arguments
+ * @returns the node
+ * @throws {InvalidArgumentError} for an unknown function or a wrong argument count
+ */
+export function callOf(name: string, args: readonly Expression[]): Call {
   const fn = name.toLowerCase()
   if (!Object.hasOwn(FUNCTION_ARITY, fn)) {
     throw new InvalidArgumentError(
@@ -794,9 +849,40 @@ export function columnsOf(expr: Expression): readonly (readonly string[])[] {
  * The top-level conjuncts of a predicate: `a AND (b AND c)` gives `[a, b, c]`.
  *
  * @param expr - a predicate
- * @returns the conjuncts, at least one
+ * @returns the conjuncts, at least one, in source order
  */
 export function conjuncts(expr: Expression): readonly Expression[] {
-  if (expr.kind !== 'and') return [expr]
-  return [...conjuncts(expr.left), ...conjuncts(expr.right)]
+  const out: Expression[] = []
+  // An explicit stack (right pushed first) keeps source order without recursing per level.
+  const stack: Expression[] = [expr]
+  for (let e = stack.pop(); e !== undefined; e = stack.pop()) {
+    if (e.kind === 'and') {
+      stack.push(e.right, e.left)
+    } else {
+      out.push(e)
+    }
+  }
+  return out
+}
+
+/**
+ * The depth of a tree in nodes (a leaf is 1), computed without recursion so that it is safe on
+ * any tree, however it was built.
+ *
+ * @param expr - an expression
+ * @param limit - stop counting once the depth exceeds this
+ * @returns the depth, or a number above `limit` as soon as one path is longer
+ */
+export function expressionDepth(expr: Expression, limit = Number.POSITIVE_INFINITY): number {
+  let max = 0
+  const stack: Array<[Expression, number]> = [[expr, 1]]
+  for (let top = stack.pop(); top !== undefined; top = stack.pop()) {
+    const [e, depth] = top
+    if (depth > max) {
+      max = depth
+      if (max > limit) return max
+    }
+    for (const c of childrenOf(e)) stack.push([c, depth + 1])
+  }
+  return max
 }

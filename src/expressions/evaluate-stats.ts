@@ -41,8 +41,9 @@
  */
 
 import {
-  and as andNode,
+  childrenOf,
   columnsOf,
+  conjunction,
   conjuncts,
   type Expression,
   type ComparisonOperator as Op,
@@ -131,8 +132,8 @@ export function splitPartitionPredicate(
     ;(onlyPartition ? partition : data).push(c)
   }
   return Object.freeze({
-    partition: partition.length === 0 ? undefined : andNode(...partition),
-    data: data.length === 0 ? undefined : andNode(...data),
+    partition: partition.length === 0 ? undefined : conjunction(partition),
+    data: data.length === 0 ? undefined : conjunction(data),
   })
 }
 
@@ -458,10 +459,28 @@ function statBound(
 /** Column paths per node; nodes are immutable, so this is computed once per predicate tree. */
 const REFERENCED = new WeakMap<Expression, readonly (readonly string[])[]>()
 
+// Built from the children's lists, so that asking at every node of a long chain costs linear
+// time overall rather than a walk of each subtree.
 function referencedColumns(e: Expression): readonly (readonly string[])[] {
   let paths = REFERENCED.get(e)
   if (paths === undefined) {
-    paths = columnsOf(e)
+    const children = childrenOf(e)
+    if (e.kind === 'column' || children.length === 0) {
+      paths = columnsOf(e)
+    } else {
+      const seen = new Set<string>()
+      const out: (readonly string[])[] = []
+      for (const c of children) {
+        for (const path of referencedColumns(c)) {
+          const key = path.join('\u0000')
+          if (!seen.has(key)) {
+            seen.add(key)
+            out.push(path)
+          }
+        }
+      }
+      paths = out
+    }
     REFERENCED.set(e, paths)
   }
   return paths
@@ -618,7 +637,9 @@ class FileView {
   }
 
   possible(e: Expression): Possible {
-    if (this.isKnown(e)) {
+    // An AND / OR of exactly known operands is decided exactly by its operands, so chains skip
+    // the check, which would otherwise run at every level of a long chain.
+    if (e.kind !== 'and' && e.kind !== 'or' && this.isKnown(e)) {
       try {
         return possibleOfBool(evaluateRow(e, this.knownRow, { columns: this.columns }))
       } catch {

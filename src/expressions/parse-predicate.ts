@@ -15,18 +15,20 @@
 
 import { InvalidArgumentError, InvalidPredicateError } from '../errors/index.js'
 import {
-  and,
   arithmetic,
   between,
   binaryLiteral,
   type ComparisonOperator,
-  call,
+  callOf,
   cast,
   col,
   compare,
+  conjunction,
   dateLiteral,
   decimalLiteralOf,
+  disjunction,
   type Expression,
+  expressionDepth,
   FUNCTION_ARITY,
   type FunctionName,
   floatingLiteral,
@@ -37,10 +39,10 @@ import {
   type Literal,
   like,
   lit,
+  MAX_EXPRESSION_DEPTH,
   negate,
   not,
   nullSafeEq,
-  or,
   stringLiteral,
   timestampLiteral,
   timestampNtzLiteral,
@@ -117,6 +119,8 @@ export function parseExpression(text: string): Expression {
 class Parser {
   private readonly tokens: Token[]
   private index = 0
+  /** Current nesting, bounded by MAX_EXPRESSION_DEPTH. */
+  private depth = 0
   /** Where each node started, for errors found after the node was built. */
   private readonly positions = new WeakMap<Expression, number>()
 
@@ -132,6 +136,9 @@ class Parser {
       const hint = t.kind === 'op' && t.text === ')' ? ' (unbalanced parenthesis)' : ''
       this.fail(`Unexpected ${describe(t)} after the end of the expression${hint}`, t)
     }
+    // Nesting is bounded while parsing; chains add their logarithm on top, checked here.
+    const depth = expressionDepth(expr, MAX_EXPRESSION_DEPTH)
+    if (depth > MAX_EXPRESSION_DEPTH) this.tooDeep(0)
     return expr
   }
 
@@ -177,6 +184,30 @@ class Parser {
     throw new InvalidPredicateError(message, this.text, position ?? token?.pos ?? this.peek().pos)
   }
 
+  /**
+   * Enters one level of nesting (a parenthesis, NOT, a sign, a call, CAST or an IN list): the
+   * parser recurses per level, so nesting is bounded like tree depth, though parentheses alone
+   * add no tree level.
+   */
+  private enter(pos: number): void {
+    if (++this.depth > MAX_EXPRESSION_DEPTH) this.tooDeep(pos)
+  }
+
+  private leave(): void {
+    this.depth--
+  }
+
+  private tooDeep(pos: number): never {
+    throw new InvalidPredicateError(
+      `The expression nests more than ${MAX_EXPRESSION_DEPTH} levels deep`,
+      this.text,
+      pos,
+      {
+        hint: 'Flatten it: long AND / OR chains need no parentheses, and a list of values reads best as col IN (v1, v2, ...).',
+      },
+    )
+  }
+
   private mark<E extends Expression>(expr: E, pos: number): E {
     if (!this.positions.has(expr)) this.positions.set(expr, pos)
     return expr
@@ -207,33 +238,52 @@ class Parser {
 
   // === Boolean levels ===
 
+  // A chain `a OR b OR ...` is collected in a loop and built as a balanced tree, so that any
+  // length parses without recursion and stays shallow for every later stage.
   private parseOr(): Expression {
-    const start = this.peek().pos
-    let left = this.parseAnd()
+    const first = this.parseAnd()
+    if (!this.isWord('OR')) return first
+    const operands = [first]
     while (this.isWord('OR')) {
       this.next()
       this.requireOperand('OR', true)
-      left = this.mark(or(left, this.parseAnd()), start)
+      operands.push(this.parseAnd())
     }
-    return left
+    return disjunction(operands)
+  }
+
+  /** Parses a nested full expression (in parentheses, an IN list, call arguments or CAST). */
+  private parseNested(pos: number): Expression {
+    this.enter(pos)
+    try {
+      return this.parseOr()
+    } finally {
+      this.leave()
+    }
   }
 
   private parseAnd(): Expression {
-    const start = this.peek().pos
-    let left = this.parseNot()
+    const first = this.parseNot()
+    if (!this.isWord('AND')) return first
+    const operands = [first]
     while (this.isWord('AND')) {
       this.next()
       this.requireOperand('AND', true)
-      left = this.mark(and(left, this.parseNot()), start)
+      operands.push(this.parseNot())
     }
-    return left
+    return conjunction(operands)
   }
 
   private parseNot(): Expression {
     if (this.isWord('NOT')) {
       const start = this.next().pos
       this.requireOperand('NOT', true)
-      return this.mark(not(this.parseNot()), start)
+      this.enter(start)
+      try {
+        return this.mark(not(this.parseNot()), start)
+      } finally {
+        this.leave()
+      }
     }
     return this.parseComparison()
   }
@@ -284,7 +334,7 @@ class Parser {
       if (this.isOp(')')) this.fail('Expected a value in the IN list', this.peek())
       const list: Expression[] = []
       for (;;) {
-        list.push(this.parseOr())
+        list.push(this.parseNested(t.pos))
         if (!this.isOp(',')) break
         this.next()
         this.requireOperand(',', true)
@@ -379,8 +429,13 @@ class Parser {
         this.next()
         return this.mark(this.numberLiteral(n, t.text === '-'), t.pos)
       }
-      const operand = this.parseUnary()
-      return t.text === '-' ? this.mark(negate(operand), t.pos) : operand
+      this.enter(t.pos)
+      try {
+        const operand = this.parseUnary()
+        return t.text === '-' ? this.mark(negate(operand), t.pos) : operand
+      } finally {
+        this.leave()
+      }
     }
     return this.parsePrimary()
   }
@@ -406,7 +461,7 @@ class Parser {
       case 'op':
         if (t.text === '(') {
           this.next()
-          const inner = this.parseOr()
+          const inner = this.parseNested(t.pos)
           this.expectOp(')', `Expected ) to close the parenthesis opened at position ${t.pos}`)
           return inner
         }
@@ -465,7 +520,7 @@ class Parser {
     const args: Expression[] = []
     if (!this.isOp(')')) {
       for (;;) {
-        args.push(this.parseOr())
+        args.push(this.parseNested(nameToken.pos))
         if (!this.isOp(',')) break
         this.next()
         this.requireOperand(',', true)
@@ -477,14 +532,14 @@ class Parser {
       const expected = min === max ? `${min}` : `at least ${min}`
       this.fail(`Function ${name} takes ${expected} argument(s), got ${args.length}`, nameToken)
     }
-    return this.mark(call(name, ...args), nameToken.pos)
+    return this.mark(callOf(name, args), nameToken.pos)
   }
 
   private parseCast(): Expression {
     const start = this.next().pos
     this.next()
     this.requireOperand('CAST(', true)
-    const operand = this.parseOr()
+    const operand = this.parseNested(start)
     if (!this.isWord('AS')) this.fail('Expected AS in CAST(expression AS type)', this.peek())
     this.next()
     const typeToken = this.peek()

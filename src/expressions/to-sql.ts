@@ -153,9 +153,9 @@ function render(e: Expression): string {
     case 'literal':
       return literalSql(e)
     case 'or':
-      return `${operand(e.left, Level.Or)} OR ${operand(e.right, Level.And)}`
+      return renderChain(e, 'or')
     case 'and':
-      return `${operand(e.left, Level.And)} AND ${operand(e.right, Level.Not)}`
+      return renderChain(e, 'and')
     case 'not':
       return `NOT ${operand(e.operand, Level.Not)}`
     case 'comparison':
@@ -194,6 +194,43 @@ function render(e: Expression): string {
     case 'cast':
       return `CAST(${render(e.operand)} AS ${e.type})`
   }
+}
+
+// === AND / OR chains ===
+//
+// The parser reads a chain `x1 OR ... OR xn` as a balanced tree (see `disjunction`). A tree
+// renders as one flat chain of n items exactly when it has that shape over those items, so the
+// renderer picks the longest such n and parenthesizes the items that are themselves chains of
+// the same operator. Any tree then reads back deep-equal, and parsed chains print flat.
+
+/**
+ * The longest flat chain `e` can be written as. The possible lengths are always 1..w: a node
+ * whose sides allow 1..p and 1..q allows 2q + 1 when p > q (left side one longer), else 2p.
+ */
+function chainWidth(e: Expression, kind: 'and' | 'or'): number {
+  if (e.kind !== kind) return 1
+  const p = chainWidth(e.left, kind)
+  const q = chainWidth(e.right, kind)
+  return p > q ? 2 * q + 1 : 2 * p
+}
+
+/** The items of `e` read as a balanced chain of `n` (n at most its chain width). */
+function chainItems(e: Expression, kind: 'and' | 'or', n: number, out: Expression[]): void {
+  if (n === 1 || e.kind !== kind) {
+    out.push(e)
+    return
+  }
+  chainItems(e.left, kind, Math.ceil(n / 2), out)
+  chainItems(e.right, kind, Math.floor(n / 2), out)
+}
+
+function renderChain(e: Expression, kind: 'and' | 'or'): string {
+  const items: Expression[] = []
+  chainItems(e, kind, chainWidth(e, kind), items)
+  const min = kind === 'or' ? Level.And : Level.Not
+  const parts: string[] = []
+  for (const item of items) parts.push(operand(item, min))
+  return parts.join(kind === 'or' ? ' OR ' : ' AND ')
 }
 
 function isNumber(e: Expression): boolean {

@@ -57,8 +57,10 @@ export interface VacuumResult extends CommitResult {
  * path under `_delta_log/`, and hidden paths (a path component starting with `_` or `.`,
  * except partition directories named `<partition column>=...` and `_change_data`). An
  * unreferenced file is deleted only when it was also written before the retention cutoff, so
- * the files of a commit still in flight survive. The writer protocol check runs first. Only the
- * minimal form is implemented: no VACUUM START / END commits are written.
+ * the files of a commit still in flight survive. The store's own temporary files of puts a killed
+ * process abandoned (`listTemporaryFiles`, local store: `.<name>.<16 hex>.tmp`, in `_delta_log/`
+ * too) are deleted under the same cutoff; no other hidden file is. The writer protocol check runs
+ * first. Only the minimal form is implemented: no VACUUM START / END commits are written.
  *
  * @param engine - the table's engine
  * @param snap - the latest snapshot
@@ -134,6 +136,11 @@ export async function vacuumTable(
     scanned++
     if (referenced.has(f.key) || f.lastModified >= deleteBefore) continue
     doomed.push({ key: f.key, size: f.size })
+  }
+  // A writer killed mid-put leaves the store's temporary file behind, hidden from listings and
+  // possibly inside _delta_log/; once older than the retention no put can still be using it.
+  for await (const t of engine.storage.listTemporaryFiles?.({ signal: options.signal }) ?? []) {
+    if (t.lastModified < deleteBefore) doomed.push({ key: t.key, size: t.size })
   }
   doomed.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0))
   const dryRun = options.dryRun === true

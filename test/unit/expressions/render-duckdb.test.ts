@@ -319,6 +319,15 @@ describe('renderDuckDbSql agrees with evaluateRow', () => {
     'i = 1 OR s IS NULL',
     "NOT (i > 0 AND s LIKE 'a%')",
     'NULL IN (1, NULL)',
+    // Chains folded into IN / NOT IN lists, NULLs and mixed literal types included.
+    'i = 1 OR i = -5 OR i = 7',
+    'i = 1 OR 2 = i OR i = NULL OR i = 9',
+    'i <> 1 AND i <> 3 AND i <> NULL',
+    'i <> 1 AND -5 <> i AND i <> 3',
+    'i = 1 OR i = 2.5 OR d = 1.5 OR d = -0.0D OR d = 7',
+    "s = 'apple' OR s = 'x' OR i = 1 OR s = NULL",
+    'NOT (i = 1 OR i = -5 OR i = 3)',
+    "(i = 1 OR i = 2) AND (s = 'apple' OR s = 'b' OR s IS NULL)",
   ]
   for (const text of predicates) {
     it(text, async () => {
