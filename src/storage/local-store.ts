@@ -58,12 +58,32 @@ export function isLocalTempName(name: string): boolean {
   return name.length > 4 && name.startsWith('.') && name.endsWith('.tmp')
 }
 
+/** Exactly the names {@link LocalStore.put} gives its temporary files. */
+const PUT_TEMP_NAME = /^\.[^/]{1,100}\.[0-9a-f]{16}\.tmp$/
+
+/**
+ * Whether a file name is one the local store itself gives the temporary file of a put
+ * (`.<target name, at most 100 characters>.<16 hex digits>.tmp`). Only such files are ever
+ * reported by `listTemporaryFiles`, so a cleanup cannot take any other hidden file.
+ *
+ * @param name - a file name (one path segment)
+ * @returns true for the store's own temporary-file names
+ */
+export function isPutTempFileName(name: string): boolean {
+  return PUT_TEMP_NAME.test(name)
+}
+
 /**
  * Creates the local-directory backend. The directory is created on the first put; reads and
  * listings of a missing root behave as an empty store.
  *
  * Limits: a key cannot be both an object and a directory prefix of other objects (`a` and `a/b`),
  * which object stores allow; such a put fails with a `StorageError` or `FileAlreadyExistsError`.
+ *
+ * Symbolic links inside the root are followed as long as they resolve inside it. A read, head,
+ * put or delete whose path resolves outside the root's real path (a partition directory or a data
+ * file linked elsewhere) is refused with a non-retryable `StorageError`, before anything is read,
+ * created or deleted out there.
  *
  * ### Examples
  * ```ts
@@ -86,6 +106,8 @@ export function createLocalStore(rootDir: string): ObjectStore {
 
 class LocalStore implements ObjectStore {
   readonly root: string
+  /** The root's real path, once the root exists. */
+  #realRoot: string | undefined
 
   constructor(root: string) {
     this.root = root
@@ -102,6 +124,7 @@ class LocalStore implements ObjectStore {
     const signal = opts?.signal
     signal?.throwIfAborted()
     const file = this.#fullPath(key)
+    await this.#checkResolvesInside(file, 'read', key)
     let handle: fs.FileHandle
     try {
       handle = await fs.open(file, 'r')
@@ -135,6 +158,7 @@ class LocalStore implements ObjectStore {
     checkObjectKey(key)
     opts?.signal?.throwIfAborted()
     const file = this.#fullPath(key)
+    await this.#checkResolvesInside(file, 'read', key)
     let stats: Stats
     try {
       stats = await fs.stat(file)
@@ -163,6 +187,8 @@ class LocalStore implements ObjectStore {
     const tmp = path.join(dir, `.${name.slice(0, 100)}.${randomBytes(8).toString('hex')}.tmp`)
     let tmpConsumed = false
     try {
+      // Before mkdir: a recursive mkdir would follow a linked directory and create the rest there.
+      await this.#checkDirInside(dir, 'write', key)
       await this.#mkdirs(dir, key)
       await this.#writeDurably(tmp, data, key, signal)
       signal?.throwIfAborted()
@@ -183,6 +209,8 @@ class LocalStore implements ObjectStore {
     checkObjectKey(key)
     opts?.signal?.throwIfAborted()
     const file = this.#fullPath(key)
+    // The object itself may be a link (unlink removes the link); its directory must be ours.
+    await this.#checkDirInside(path.dirname(file), 'delete', key)
     try {
       await fs.unlink(file)
     } catch (err) {
@@ -259,7 +287,95 @@ class LocalStore implements ObjectStore {
     }
   }
 
+  /**
+   * The temporary files of puts that never finished (the writing process was killed), anywhere
+   * under the root, `_delta_log/` included: only names of exactly the store's temporary-file form,
+   * never a linked directory's content. `delete` accepts their keys.
+   */
+  async *listTemporaryFiles(opts?: StoreCallOptions): AsyncGenerator<FileMeta> {
+    const signal = opts?.signal
+    signal?.throwIfAborted()
+    const pending: string[] = ['']
+    while (pending.length > 0) {
+      signal?.throwIfAborted()
+      const dirKey = pending.pop()!
+      const dirPath = this.#fullPath(dirKey)
+      let entries: Dirent[]
+      try {
+        entries = await fs.readdir(dirPath, { withFileTypes: true })
+      } catch (err) {
+        const code = errnoOf(err)
+        if (code === 'ENOENT' || code === 'ENOTDIR') continue
+        throw storageError(err, 'list', dirPath)
+      }
+      for (const entry of entries) {
+        if (entry.name.includes('\\')) continue
+        if (entry.isDirectory()) pending.push(`${dirKey}${entry.name}/`)
+        else if (entry.isFile() && isPutTempFileName(entry.name)) {
+          const key = dirKey + entry.name
+          const file = this.#fullPath(key)
+          try {
+            yield fileMeta(key, await fs.lstat(file))
+          } catch (err) {
+            if (errnoOf(err) !== 'ENOENT') throw storageError(err, 'list', file)
+          }
+        }
+      }
+    }
+  }
+
   // === Helpers ===
+
+  /** The root's real path, or undefined while the root does not exist. */
+  async #rootRealPath(): Promise<string | undefined> {
+    if (this.#realRoot !== undefined) return this.#realRoot
+    try {
+      this.#realRoot = await fs.realpath(this.root)
+    } catch (err) {
+      if (errnoOf(err) === 'ENOENT') return undefined
+      throw storageError(err, 'resolve the root', this.root)
+    }
+    return this.#realRoot
+  }
+
+  /**
+   * Refuses a file whose real path lies outside the root's. A file that does not resolve (it is
+   * missing) passes: the call itself then reports it.
+   */
+  async #checkResolvesInside(file: string, action: string, key: string): Promise<void> {
+    let real: string
+    try {
+      real = await fs.realpath(file)
+    } catch {
+      return
+    }
+    const root = await this.#rootRealPath()
+    if (root !== undefined && !isInside(root, real)) throw escapeError(action, key, file, real, root)
+  }
+
+  /**
+   * Refuses a directory whose nearest existing ancestor (itself, when it exists) resolves outside
+   * the root: nothing may be created, written or deleted through a link that leaves the table.
+   */
+  async #checkDirInside(dir: string, action: string, key: string): Promise<void> {
+    for (let p = dir; ; p = path.dirname(p)) {
+      let real: string
+      try {
+        real = await fs.realpath(p)
+      } catch (err) {
+        const code = errnoOf(err)
+        if (code !== 'ENOENT' && code !== 'ENOTDIR') {
+          throw storageError(err, `resolve the directory of '${key}' at`, p)
+        }
+        // Missing up to the root: a put creates real directories there, nothing to check.
+        if (p === this.root) return
+        continue
+      }
+      const root = await this.#rootRealPath()
+      if (root !== undefined && !isInside(root, real)) throw escapeError(action, key, p, real, root)
+      return
+    }
+  }
 
   #fullPath(key: string): string {
     const segments = key.split('/').filter((s) => s !== '')
@@ -363,6 +479,21 @@ class LocalStore implements ObjectStore {
 function isListableName(name: string): boolean {
   // A name with a backslash could not be addressed as a key, so it is not an object of this store.
   return !isLocalTempName(name) && !name.includes('\\')
+}
+
+/** Whether `real` is `root` or lies under it (both real paths). */
+function isInside(root: string, real: string): boolean {
+  return real === root || real.startsWith(root.endsWith(path.sep) ? root : root + path.sep)
+}
+
+function escapeError(action: string, key: string, at: string, real: string, root: string): StorageError {
+  return new StorageError(
+    `Refusing to ${action} '${key}': ${at} resolves to ${real}, outside the table root ${root} (a symbolic link leads out of the table)`,
+    {
+      path: at,
+      hint: 'Replace the link by a real directory or file inside the table, or open the table at the real location of its files.',
+    },
+  )
 }
 
 function fileMeta(key: string, stats: Stats): FileMeta {

@@ -68,6 +68,13 @@ export interface ObjectStore {
    * plane reads such files in place instead of staging a copy.
    */
   localPath?(key: string): string
+
+  /**
+   * The backend's own temporary files that a put abandoned (its process was killed part way), for
+   * VACUUM to remove once they are old. Only backends that write such files have this; `delete`
+   * accepts the keys it yields.
+   */
+  listTemporaryFiles?(opts?: StoreCallOptions): AsyncIterable<FileMeta>
 }
 
 /** One stored object. */

@@ -5,7 +5,8 @@
 import type { ObjectStore } from './object-store.js'
 
 /**
- * A store whose every call goes to `inner`; it has `localPath` exactly when `inner` has.
+ * A store whose every call goes to `inner`; it has `localPath` and `listTemporaryFiles` exactly
+ * when `inner` has.
  *
  * @param inner - the wrapped store
  * @returns the delegating store
@@ -23,6 +24,10 @@ export function passThroughStore(inner: ObjectStore): ObjectStore {
   if (inner.localPath !== undefined) {
     const localPath = inner.localPath.bind(inner)
     store.localPath = (key) => localPath(key)
+  }
+  if (inner.listTemporaryFiles !== undefined) {
+    const listTemporaryFiles = inner.listTemporaryFiles.bind(inner)
+    store.listTemporaryFiles = (opts) => listTemporaryFiles(opts)
   }
   return store
 }
