@@ -26,6 +26,43 @@ const LONG_DIGIT_RUN = /\d{16}/
 const INTEGER_TEXT = /^-?\d+$/
 
 /**
+ * The deepest nesting of arrays and objects accepted in JSON text, as in Jackson's default
+ * stream constraints (which Spark's readers use). Decoding and every walk over the decoded value
+ * recurse per level, so deeper text is refused up front instead of overflowing the stack.
+ */
+export const MAX_JSON_DEPTH = 1000
+
+/**
+ * Where JSON text first nests deeper than `limit`, counting brackets outside strings: one
+ * linear pass without decoding.
+ *
+ * @param text - JSON text (valid or not)
+ * @param limit - the deepest nesting allowed
+ * @returns the offset of the bracket that goes one level too deep, or -1
+ */
+export function jsonDepthExceeded(text: string, limit: number): number {
+  // Nesting deeper than the limit needs more brackets than that.
+  if (text.length <= limit) return -1
+  let depth = 0
+  let inString = false
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i)
+    if (inString) {
+      if (c === 0x5c)
+        i++ // a backslash escapes the next character, a quote included
+      else if (c === 0x22) inString = false
+    } else if (c === 0x22) {
+      inString = true
+    } else if (c === 0x5b || c === 0x7b) {
+      if (++depth > limit) return i
+    } else if (c === 0x5d || c === 0x7d) {
+      depth--
+    }
+  }
+  return -1
+}
+
+/**
  * Parses JSON text without losing integer precision. Numbers arrive either as JS numbers (when
  * the text holds no integer that could exceed 2^53) or as `LosslessNumber`s carrying their
  * source text; use {@link normalizeJsonValue} or the typed readers to turn them into values.
@@ -34,9 +71,16 @@ const INTEGER_TEXT = /^-?\d+$/
  *
  * @param text - one JSON document
  * @returns the decoded value
- * @throws {SyntaxError} when the text is not JSON (callers wrap it in a typed error)
+ * @throws {SyntaxError} when the text is not JSON or nests deeper than {@link MAX_JSON_DEPTH}
+ *   (callers wrap it in a typed error)
  */
 export function parseJsonText(text: string): unknown {
+  const tooDeep = jsonDepthExceeded(text, MAX_JSON_DEPTH)
+  if (tooDeep >= 0) {
+    throw new SyntaxError(
+      `it nests arrays and objects more than ${MAX_JSON_DEPTH} levels deep (at position ${tooDeep})`,
+    )
+  }
   if (!LONG_DIGIT_RUN.test(text)) return JSON.parse(text)
   return parse(text, null, { onDuplicateKey: (info) => info.newValue })
 }

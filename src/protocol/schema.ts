@@ -6,7 +6,13 @@
  * complex type is an object with a `type` of `struct`, `array` or `map`.
  */
 import { InvalidArgumentError, InvalidTableError } from '../errors/index.js'
-import { type JsonValue, normalizeJsonValue, parseJsonText, stringifyJson } from './json-text.js'
+import {
+  type JsonValue,
+  MAX_JSON_DEPTH,
+  normalizeJsonValue,
+  parseJsonText,
+  stringifyJson,
+} from './json-text.js'
 import { type ActionContext, describeContext, isRawObject } from './raw-fields.js'
 
 /** The primitive type names of the Delta schema JSON, decimals aside. */
@@ -175,7 +181,14 @@ export function decimalType(precision: number, scale: number): DecimalTypeName {
 
 type SchemaFail = (at: string, problem: string) => never
 
-function readType(raw: unknown, at: string, fail: SchemaFail): DataType {
+/**
+ * How deep a decoded schema may nest: the type levels still allowed below the current one. Log
+ * schemas are bounded by the JSON depth limit already; a caller's schema object by
+ * {@link MAX_DDL_TYPE_DEPTH}, so that what is written reads back.
+ */
+type DepthLeft = number
+
+function readType(raw: unknown, at: string, fail: SchemaFail, left: DepthLeft): DataType {
   if (typeof raw === 'string') {
     if (PRIMITIVE_NAMES.has(raw)) return raw as PrimitiveTypeName
     const m = DECIMAL.exec(raw)
@@ -192,14 +205,15 @@ function readType(raw: unknown, at: string, fail: SchemaFail): DataType {
     return fail(at, `has an unknown type '${raw}'`)
   }
   if (!isRawObject(raw)) return fail(at, 'has a type that is neither a name nor an object')
+  if (left <= 0) return fail(at, `nests types more than ${MAX_DDL_TYPE_DEPTH} levels deep`)
   switch (raw.type) {
     case 'struct':
-      return readStruct(raw, at, fail)
+      return readStruct(raw, at, fail, left - 1)
     case 'array': {
       if (typeof raw.containsNull !== 'boolean') return fail(`${at}.containsNull`, 'must be a boolean')
       return Object.freeze({
         type: 'array',
-        elementType: readType(raw.elementType, `${at}.elementType`, fail),
+        elementType: readType(raw.elementType, `${at}.elementType`, fail, left - 1),
         containsNull: raw.containsNull,
       })
     }
@@ -208,8 +222,8 @@ function readType(raw: unknown, at: string, fail: SchemaFail): DataType {
         return fail(`${at}.valueContainsNull`, 'must be a boolean')
       return Object.freeze({
         type: 'map',
-        keyType: readType(raw.keyType, `${at}.keyType`, fail),
-        valueType: readType(raw.valueType, `${at}.valueType`, fail),
+        keyType: readType(raw.keyType, `${at}.keyType`, fail, left - 1),
+        valueType: readType(raw.valueType, `${at}.valueType`, fail, left - 1),
         valueContainsNull: raw.valueContainsNull,
       })
     }
@@ -218,7 +232,12 @@ function readType(raw: unknown, at: string, fail: SchemaFail): DataType {
   }
 }
 
-function readStruct(raw: { readonly [k: string]: unknown }, at: string, fail: SchemaFail): StructType {
+function readStruct(
+  raw: { readonly [k: string]: unknown },
+  at: string,
+  fail: SchemaFail,
+  left: DepthLeft,
+): StructType {
   if (raw.type !== 'struct') return fail(at, "must be a struct (type 'struct')")
   if (!Array.isArray(raw.fields)) return fail(`${at}.fields`, 'must be a list')
   const fields: StructField[] = []
@@ -243,7 +262,7 @@ function readStruct(raw: { readonly [k: string]: unknown }, at: string, fail: Sc
     fields.push(
       Object.freeze({
         name: f.name,
-        type: readType(f.type, `${fat} (${f.name})`, fail),
+        type: readType(f.type, `${fat} (${f.name})`, fail, left),
         nullable,
         metadata: metadata as Readonly<Record<string, JsonValue>>,
       }),
@@ -279,7 +298,8 @@ export function parseSchema(schemaString: string, ctx: ActionContext = {}): Stru
     return fail('schema', `is not JSON (${cause instanceof Error ? cause.message : String(cause)})`)
   }
   if (!isRawObject(raw)) return fail('schema', 'must be a JSON object')
-  return readStruct(raw, 'schema', fail)
+  // The JSON depth limit bounds a log schema already; this bound is never the binding one.
+  return readStruct(raw, 'schema', fail, MAX_JSON_DEPTH)
 }
 
 /**
@@ -295,7 +315,7 @@ export function toStructType(raw: unknown): StructType {
     throw new InvalidArgumentError(`Invalid schema: ${at} ${problem}`, { argument: 'schema' })
   }
   if (!isRawObject(raw)) return fail('schema', 'must be an object')
-  const schema = readStruct(raw, 'schema', fail)
+  const schema = readStruct(raw, 'schema', fail, MAX_DDL_TYPE_DEPTH)
   checkUniqueNames(schema, 'schema')
   return schema
 }
@@ -466,8 +486,16 @@ function tokenize(src: string, fail: (pos: number, problem: string) => never): T
   return out
 }
 
+/**
+ * The deepest nesting of struct, array and map types a DDL schema may have. The parser and every
+ * walk over a schema recurse per level; a struct level takes three levels of the schema's JSON,
+ * so this also keeps the written schema far inside the log's JSON depth limit.
+ */
+export const MAX_DDL_TYPE_DEPTH = 100
+
 class DdlParser {
   #i = 0
+  #depth = 0
   constructor(
     private readonly tokens: readonly Token[],
     private readonly fail: (pos: number, problem: string) => never,
@@ -545,6 +573,47 @@ class DdlParser {
     const t = this.next()
     if (t.kind !== 'word') return this.fail(t.pos, `expected a type, found ${describeToken(t)}`)
     const name = t.text.toLowerCase()
+    if (name !== 'struct' && name !== 'array' && name !== 'map') return this.simpleType(t, name)
+    if (++this.#depth > MAX_DDL_TYPE_DEPTH) {
+      return this.fail(t.pos, `types nest more than ${MAX_DDL_TYPE_DEPTH} levels deep`)
+    }
+    try {
+      return this.nestedType(name)
+    } finally {
+      this.#depth--
+    }
+  }
+
+  private nestedType(name: 'struct' | 'array' | 'map'): DataType {
+    switch (name) {
+      case 'struct': {
+        this.expectPunct('<', "after 'struct'")
+        if (this.peek().kind === 'punct' && this.peek().text === '>') {
+          this.next()
+          return Object.freeze({ type: 'struct', fields: Object.freeze([]) })
+        }
+        const fields = this.fieldList('>')
+        this.expectPunct('>', 'to close the struct')
+        return Object.freeze({ type: 'struct', fields: Object.freeze(fields) })
+      }
+      case 'array': {
+        this.expectPunct('<', "after 'array'")
+        const elementType = this.type()
+        this.expectPunct('>', 'to close the array')
+        return Object.freeze({ type: 'array', elementType, containsNull: true })
+      }
+      case 'map': {
+        this.expectPunct('<', "after 'map'")
+        const keyType = this.type()
+        this.expectPunct(',', 'between the map key and value types')
+        const valueType = this.type()
+        this.expectPunct('>', 'to close the map')
+        return Object.freeze({ type: 'map', keyType, valueType, valueContainsNull: true })
+      }
+    }
+  }
+
+  private simpleType(t: Token, name: string): DataType {
     switch (name) {
       case 'decimal':
       case 'dec':
@@ -577,30 +646,6 @@ class DdlParser {
         if (n.kind !== 'number') return this.fail(n.pos, `expected a length, found ${describeToken(n)}`)
         this.expectPunct(')', `to close '${t.text}'`)
         return 'string'
-      }
-      case 'struct': {
-        this.expectPunct('<', "after 'struct'")
-        if (this.peek().kind === 'punct' && this.peek().text === '>') {
-          this.next()
-          return Object.freeze({ type: 'struct', fields: Object.freeze([]) })
-        }
-        const fields = this.fieldList('>')
-        this.expectPunct('>', 'to close the struct')
-        return Object.freeze({ type: 'struct', fields: Object.freeze(fields) })
-      }
-      case 'array': {
-        this.expectPunct('<', "after 'array'")
-        const elementType = this.type()
-        this.expectPunct('>', 'to close the array')
-        return Object.freeze({ type: 'array', elementType, containsNull: true })
-      }
-      case 'map': {
-        this.expectPunct('<', "after 'map'")
-        const keyType = this.type()
-        this.expectPunct(',', 'between the map key and value types')
-        const valueType = this.type()
-        this.expectPunct('>', 'to close the map')
-        return Object.freeze({ type: 'map', keyType, valueType, valueContainsNull: true })
       }
       default: {
         const primitive = DDL_PRIMITIVES[name]
