@@ -6,7 +6,7 @@
  * length of `scan().toArray()` and the model's size agree, and the rows equal the model's.
  *
  * A case costs a table and a dozen commits, far more than a case of the serial-equivalence
- * property, so the number of cases has its own variable: `DELTA_RLC_REAL_SIZE_RUNS` (default 8).
+ * property, so the number of cases has its own variable: `DELTA_RLC_REAL_SIZE_RUNS` (default 6).
  * The seed is fixed; `DELTA_RLC_PROPERTY_SEED` explores another.
  */
 import assert from 'node:assert/strict'
@@ -31,7 +31,7 @@ import {
   type SetSpec,
 } from '../helpers/real-size.js'
 
-const RUNS = Number(process.env.DELTA_RLC_REAL_SIZE_RUNS ?? 8)
+const RUNS = Number(process.env.DELTA_RLC_REAL_SIZE_RUNS ?? 6)
 const SEED = Number(process.env.DELTA_RLC_PROPERTY_SEED ?? 20_260_501)
 
 // === Generators ===
