@@ -21,12 +21,17 @@ import {
   type SetTransaction,
   type Version,
 } from '../protocol/actions.js'
+import { canonicalLogPath } from '../protocol/log-paths.js'
 
 /** A winning commit, pre-digested for the checks. */
 export interface WinningCommitSummary {
   /** The version of the winning commit. */
   readonly version: Version
-  /** Its actions, as read from the log. */
+  /**
+   * Its actions, as read from the log, except that file paths are canonical
+   * ({@link canonicalLogPath}), as the paths of a snapshot are, so that the checks compare files
+   * and not spellings.
+   */
   readonly actions: readonly Action[]
   /** Its first `commitInfo`, if any. */
   readonly commitInfo: CommitInfo | undefined
@@ -73,10 +78,17 @@ export interface WinningCommitSummary {
  * Summarizes a winning commit.
  *
  * @param version - the winner's version
- * @param actions - the winner's actions, in log order
+ * @param logActions - the winner's actions, in log order
+ * @param options - the table root (a decoded absolute path or URI), to match absolute paths with
+ *   the relative paths of the same files
  * @returns the frozen summary
  */
-export function summarizeWinningCommit(version: Version, actions: readonly Action[]): WinningCommitSummary {
+export function summarizeWinningCommit(
+  version: Version,
+  logActions: readonly Action[],
+  options: { readonly tableRoot?: string | undefined } = {},
+): WinningCommitSummary {
+  const actions = canonicalPaths(logActions, options.tableRoot)
   let commitInfo: CommitInfo | undefined
   let protocol: Protocol | undefined
   const metadataUpdates: Metadata[] = []
@@ -150,4 +162,23 @@ export function summarizeWinningCommit(version: Version, actions: readonly Actio
     dvUpdatePreImages,
     wholeRemovals,
   })
+}
+
+/** The actions with every add and remove path canonical; the same array when all already are. */
+function canonicalPaths(actions: readonly Action[], root: string | undefined): readonly Action[] {
+  let out: Action[] | undefined
+  for (let i = 0; i < actions.length; i++) {
+    const a = actions[i] as Action
+    let next: Action = a
+    if (isAdd(a)) {
+      const path = canonicalLogPath(a.add.path, root)
+      if (path !== a.add.path) next = Object.freeze({ add: Object.freeze({ ...a.add, path }) })
+    } else if (isRemove(a)) {
+      const path = canonicalLogPath(a.remove.path, root)
+      if (path !== a.remove.path) next = Object.freeze({ remove: Object.freeze({ ...a.remove, path }) })
+    }
+    if (next !== a && out === undefined) out = actions.slice(0, i)
+    out?.push(next)
+  }
+  return out === undefined ? actions : Object.freeze(out)
 }

@@ -7,6 +7,7 @@ import { InvalidTableError, isDeltaError, StorageError } from '../errors/index.j
 import type { ObjectStore } from '../storage/object-store.js'
 import { type DuckDbRuntime, sqlIdent, sqlString } from './duckdb-runtime.js'
 import { duckType } from './duckdb-types.js'
+import { scratchEntryName } from './scratch-dir.js'
 import { type StagedFile, stageForRead } from './staging.js'
 
 // === Checkpoint schema ===
@@ -183,8 +184,8 @@ export class DuckDbParquetHandler implements ParquetHandler {
   ): Promise<number> {
     await mkdir(this.#scratchDir, { recursive: true })
     const id = randomUUID()
-    const jsonPath = join(this.#scratchDir, `${id}.checkpoint.json`)
-    const parquetPath = join(this.#scratchDir, `${id}.checkpoint.parquet`)
+    const jsonPath = join(this.#scratchDir, scratchEntryName(`${id}.checkpoint.json`))
+    const parquetPath = join(this.#scratchDir, scratchEntryName(`${id}.checkpoint.parquet`))
     try {
       await writeFile(jsonPath, jsonLines.length === 0 ? '' : `${jsonLines.join('\n')}\n`)
       const columns = `{${checkpointColumns(opts)

@@ -1,5 +1,3 @@
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import type { Engine } from '../engine/engine.js'
 import type { ObjectStore } from '../storage/object-store.js'
 import { DuckDbParquetHandler } from './checkpoint-parquet.js'
@@ -7,12 +5,17 @@ import { DuckDbDataPlane } from './duckdb-data-plane.js'
 import { DuckDbMergeExecutor } from './duckdb-merge.js'
 import { DuckDbRuntime } from './duckdb-runtime.js'
 import { DuckDbWriter } from './duckdb-writer.js'
+import { defaultScratchDir, sweepScratchDirOnce } from './scratch-dir.js'
 import { withStagingCache } from './staging.js'
 import { createStagingCache } from './staging-cache.js'
 
 /** Options of {@link createDefaultEngine}. */
 export interface DefaultEngineOptions {
-  /** Local directory for staged copies and intermediate files; defaults to the OS temp dir. */
+  /**
+   * Local directory for staged copies and intermediate files; defaults to
+   * `delta-rlc-scratch-<uid>` under the OS temp dir. The first engine of a process removes, in the
+   * background, what processes that no longer run left there.
+   */
   readonly scratchDir?: string
   /** DuckDB worker threads; defaults to the number of cores. */
   readonly threads?: number
@@ -35,7 +38,9 @@ export interface DefaultEngineOptions {
  */
 export function createDefaultEngine(storage: ObjectStore, options: DefaultEngineOptions = {}): Engine {
   const duck = new DuckDbRuntime(options.threads)
-  const scratchDir = options.scratchDir ?? join(tmpdir(), 'delta-rlc-scratch')
+  const scratchDir = options.scratchDir ?? defaultScratchDir()
+  // Killed writers leave their scratch entries behind; nothing else would ever remove them.
+  void sweepScratchDirOnce(scratchDir)
   const staged = withStagingCache(
     storage,
     createStagingCache({ dir: options.cacheDir, maxBytes: options.cacheMaxBytes }),

@@ -30,6 +30,7 @@ import {
 import { type DuckDbRuntime, FILE_COL, sqlIdent, sqlString } from './duckdb-runtime.js'
 import { toJsValue } from './duckdb-values.js'
 import { fileStatsQuery } from './file-stats.js'
+import { scratchEntryName } from './scratch-dir.js'
 import { type StagedFile, stageForRead } from './staging.js'
 import {
   type LayoutColumn,
@@ -216,7 +217,7 @@ export class DuckDbWriter implements DataWriter {
     let job: WriteJob | undefined
     try {
       await mkdir(this.#scratchDir, { recursive: true })
-      const dir = await mkdtemp(join(this.#scratchDir, 'write-'))
+      const dir = await mkdtemp(join(this.#scratchDir, scratchEntryName('write-')))
       const con = await this.#duck.connect().catch(async (err: unknown) => {
         await rm(dir, { recursive: true, force: true })
         throw err

@@ -24,6 +24,7 @@ import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { InvalidArgumentError, isDeltaError, StorageError } from '../errors/index.js'
 import type { FileMeta, ObjectStore } from '../storage/object-store.js'
+import { processAlive } from './scratch-dir.js'
 import type { StagedFile } from './staging.js'
 
 /** Options of {@link createStagingCache}. */
@@ -412,15 +413,6 @@ function safeName(key: string): string {
   const base = key.slice(key.lastIndexOf('/') + 1)
   const safe = base.replace(/[^A-Za-z0-9._-]/g, '_')
   return safe.length > 80 ? safe.slice(safe.length - 80) : safe
-}
-
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (err) {
-    return errno(err) === 'EPERM'
-  }
 }
 
 function errno(err: unknown): string | undefined {

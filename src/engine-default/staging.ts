@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto'
 import { mkdir, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { ObjectStore } from '../storage/object-store.js'
+import { scratchEntryName } from './scratch-dir.js'
 import { createStagingCache, type StagingCache } from './staging-cache.js'
 
 /** A local file that holds an object's bytes, and how to let it go. */
@@ -71,7 +72,7 @@ export async function stageForRead(
   await mkdir(scratchDir, { recursive: true })
   // DuckDB expands glob characters in paths: keep the name to safe characters.
   const name = key.slice(key.lastIndexOf('/') + 1).replace(/[^A-Za-z0-9._-]/g, '_')
-  const path = join(scratchDir, `${randomUUID()}-${name}`)
+  const path = join(scratchDir, scratchEntryName(`${randomUUID()}-${name}`))
   await writeFile(path, bytes)
   return { path, release: () => rm(path, { force: true }) }
 }

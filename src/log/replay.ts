@@ -2,7 +2,9 @@
  * Log replay: reconciles the actions of a checkpoint and the commits after it into the table
  * state at one version (protocol.md section 3).
  *
- * Files are keyed by logical file, `(path, deletion vector unique id)`: an add and a remove of
+ * Files are keyed by logical file, `(path, deletion vector unique id)`, with the path in its
+ * canonical spelling ({@link canonicalLogPath}): an add and a remove of one file match however
+ * each spells the path (relative or absolute, `file:` forms, percent-encoding). An add and a remove of
  * the same path with different DVs are different files, which is how a DV update is written
  * (`remove(F, dv1)` + `add(F, dv2)`, in either order). For each key the newest action wins; within
  * one commit, a later line wins over an earlier one for the same key.
@@ -20,6 +22,7 @@ import type {
   SetTransaction,
   Version,
 } from '../protocol/actions.js'
+import { canonicalLogPath } from '../protocol/log-paths.js'
 import { FrozenMap } from './frozen-map.js'
 
 /** One unit of replay input: the actions of one commit, or (part of) the checkpoint. */
@@ -30,13 +33,26 @@ export interface ReplayBatch {
   readonly fromCheckpoint: boolean
 }
 
+/** Options of {@link replayLog}. */
+export interface ReplayOptions {
+  /**
+   * The table root as a decoded absolute path or URI: absolute paths under it are matched with
+   * (and rewritten to) the relative path of the same file.
+   */
+  readonly tableRoot?: string | undefined
+}
+
 /** The reconciled state of the table at one version. Immutable. */
 export interface ReplayedState {
   /** The version of the last batch. */
   readonly version: Version
   readonly protocol: Protocol
   readonly metadata: Metadata
-  /** Live files by {@link fileActionKey}; each path appears at most once. */
+  /**
+   * Live files by {@link fileActionKey}; each path appears at most once. Paths are canonical
+   * ({@link canonicalLogPath}): an action whose path was spelled otherwise is a copy with the
+   * canonical path.
+   */
   readonly activeFiles: ReadonlyMap<string, AddFile>
   /** Removed logical files by {@link fileActionKey}, as recorded (no retention applied). */
   readonly tombstones: ReadonlyMap<string, RemoveFile>
@@ -66,8 +82,8 @@ export function dvUniqueId(dv: DeletionVectorDescriptor): string {
 }
 
 /**
- * The reconciliation key of a logical file: the path as stored in the log, plus the DV's unique
- * id when there is one. A NUL separates them; log paths are URI-encoded and never contain one.
+ * The reconciliation key of a logical file: the path, plus the DV's unique id when there is one.
+ * Pass canonical paths ({@link canonicalLogPath}); the paths of a replayed state are. A NUL separates them; log paths are URI-encoded and never contain one.
  *
  * @param path - the file path as written in the log
  * @param dv - the file's deletion vector, if any
@@ -88,12 +104,14 @@ export function fileActionKey(path: string, dv?: DeletionVectorDescriptor): stri
  * change the state.
  *
  * @param batches - the checkpoint and commit batches, ascending
+ * @param options - the table root, to match absolute paths with relative ones
  * @returns the frozen state at the last batch's version
  * @throws {InvalidTableError} `missing-protocol` or `missing-metadata` when the replayed log has
  *   no protocol or no metaData
  * @throws {InternalError} when the batches are out of order
  */
-export function replayLog(batches: Iterable<ReplayBatch>): ReplayedState {
+export function replayLog(batches: Iterable<ReplayBatch>, options: ReplayOptions = {}): ReplayedState {
+  const root = options.tableRoot
   let protocol: Protocol | undefined
   let metadata: Metadata | undefined
   const active = new Map<string, AddFile>()
@@ -139,12 +157,12 @@ export function replayLog(batches: Iterable<ReplayBatch>): ReplayedState {
 
     for (const a of batch.actions) {
       if ('add' in a) {
-        const add = a.add
+        const add = withCanonicalPath(a.add, root)
         const key = add.deletionVector === undefined ? add.path : fileActionKey(add.path, add.deletionVector)
         active.set(key, add)
         tombstones.delete(key)
       } else if ('remove' in a) {
-        const rm = a.remove
+        const rm = withCanonicalPath(a.remove, root)
         const key = rm.deletionVector === undefined ? rm.path : fileActionKey(rm.path, rm.deletionVector)
         active.delete(key)
         tombstones.set(key, rm)
@@ -202,4 +220,10 @@ export function replayLog(batches: Iterable<ReplayBatch>): ReplayedState {
     ...(checkpointVersion === undefined ? {} : { checkpointVersion }),
   }
   return Object.freeze(state)
+}
+
+/** The action itself when its path is canonical, else a frozen copy with the canonical path. */
+function withCanonicalPath<T extends { readonly path: string }>(action: T, root: string | undefined): T {
+  const path = canonicalLogPath(action.path, root)
+  return path === action.path ? action : Object.freeze({ ...action, path })
 }

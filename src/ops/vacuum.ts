@@ -4,6 +4,7 @@ import type { Engine } from '../engine/engine.js'
 import { InvalidArgumentError, UnsupportedError } from '../errors/index.js'
 import type { DeletionVectorDescriptor } from '../protocol/actions.js'
 import { LOG_DIR } from '../protocol/log-files.js'
+import { canonicalLogPath } from '../protocol/log-paths.js'
 import { decodeAddPath } from '../protocol/partition-values.js'
 import { physicalName } from '../protocol/schema.js'
 import { checkWriteSupported } from '../protocol/table-features.js'
@@ -104,12 +105,11 @@ export async function vacuumTable(
     else if (key !== null) referenced.add(key)
   }
   const keep = (path: string, dv: DeletionVectorDescriptor | undefined): void => {
-    const decoded = decodeAddPath(path)
-    note(decoded.kind === 'relative' ? decoded.key : localKey(engine, percentDecoded(decoded.uri)), path)
+    note(storeKeyOf(engine, path), path)
     if (dv === undefined) return
     const loc = resolveDvLocation(dv)
     if (loc.kind === 'relative') note(loc.path, dv.pathOrInlineDv)
-    else if (loc.kind === 'absolute') note(localKey(engine, loc.decodedUri), loc.uri)
+    else if (loc.kind === 'absolute') note(storeKeyOf(engine, loc.uri), loc.uri)
   }
   for (const f of snap.activeFiles()) keep(f.path, f.deletionVector)
   for (const t of snap.tombstones()) {
@@ -183,30 +183,21 @@ function retentionMillis(hours: unknown): number | undefined {
 }
 
 /**
- * The store key of an absolute, decoded file URI or path: the key when it lies under the local
- * table root, null when it lies elsewhere on the local disk (VACUUM never lists it), undefined
- * when that cannot be told (a remote store).
+ * The store key of a path from the log (relative, or an absolute path or URI in any spelling,
+ * see `canonicalLogPath`): the key when it lies under the table root, null when it lies
+ * elsewhere on the local disk (VACUUM never lists it), undefined when that cannot be told (an
+ * absolute URI of a remote store, or an unreadable path).
  */
-function localKey(engine: Engine, uri: string): string | null | undefined {
-  const root = engine.storage.localPath?.('')
-  const path = uri.startsWith('file://')
-    ? uri.slice('file://'.length).replace(/^localhost\//, '/')
-    : uri.startsWith('file:')
-      ? uri.slice('file:'.length)
-      : uri.startsWith('/')
-        ? uri
-        : undefined
-  if (root === undefined || path === undefined) return undefined
-  const base = root.endsWith('/') ? root : `${root}/`
-  return path.startsWith(base) ? path.slice(base.length) : null
-}
-
-function percentDecoded(uri: string): string {
+function storeKeyOf(engine: Engine, logPath: string): string | null | undefined {
+  const local = engine.storage.localPath?.('')
+  let decoded: ReturnType<typeof decodeAddPath>
   try {
-    return decodeURIComponent(uri)
+    decoded = decodeAddPath(canonicalLogPath(logPath, local ?? engine.storage.root))
   } catch {
-    return uri
+    return undefined
   }
+  if (decoded.kind === 'relative') return decoded.key
+  return local !== undefined && decoded.uri.startsWith('file:') ? null : undefined
 }
 
 /** `<column>=` for each partition column, by logical and physical name. */

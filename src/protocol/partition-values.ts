@@ -440,6 +440,8 @@ export type DecodedAddPath =
 
 const URI_SCHEME = /^[A-Za-z][A-Za-z0-9+.-]*:/
 const PATH_SAFE = /[A-Za-z0-9\-._~!$&'()*+,;=:@/]/
+const PATH_SAFE_ALL = /^[A-Za-z0-9\-._~!$&'()*+,;=:@/]*$/
+const UTF8 = new TextEncoder()
 
 /**
  * Encodes a relative store key as an add path for the log (the inverse of
@@ -450,13 +452,15 @@ const PATH_SAFE = /[A-Za-z0-9\-._~!$&'()*+,;=:@/]/
  * @returns the path to write in `add.path`
  */
 export function encodeAddPath(key: string): string {
+  // Log replay canonicalizes every path that is not plain, so this runs once per such file.
+  if (PATH_SAFE_ALL.test(key)) return key
   let out = ''
   for (const ch of key) {
     if (PATH_SAFE.test(ch)) {
       out += ch
       continue
     }
-    for (const b of new TextEncoder().encode(ch)) out += `%${b.toString(16).toUpperCase().padStart(2, '0')}`
+    for (const b of UTF8.encode(ch)) out += `%${b.toString(16).toUpperCase().padStart(2, '0')}`
   }
   return out
 }

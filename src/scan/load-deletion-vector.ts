@@ -11,6 +11,8 @@ import type { RoaringBitmapArray } from '../dv/roaring-bitmap-array.js'
 import type { Engine } from '../engine/engine.js'
 import { FileNotFoundError, InvalidDeletionVectorError, UnsupportedError } from '../errors/index.js'
 import type { AddFile, DeletionVectorDescriptor } from '../protocol/actions.js'
+import { canonicalLogPath } from '../protocol/log-paths.js'
+import { decodeAddPath } from '../protocol/partition-values.js'
 import { parseStats } from '../protocol/stats.js'
 
 /**
@@ -33,7 +35,7 @@ export async function loadDeletionVector(
   await initDeletionVectors()
   const loc = resolveDvLocation(dv)
   if (loc.kind === 'inline') return decodeInlineDv(dv)
-  const key = loc.kind === 'relative' ? loc.path : keyForAbsolute(engine, loc.decodedUri)
+  const key = loc.kind === 'relative' ? loc.path : keyForAbsolute(engine, loc.uri)
   const range = dvByteRange(loc.offset, dv.sizeInBytes, key)
   let bytes: Uint8Array
   try {
@@ -84,16 +86,10 @@ export async function loadFileDeletionVector(
 
 /** Maps an absolute DV URI to a key of the table's store, when it lies inside the table root. */
 function keyForAbsolute(engine: Engine, uri: string): string {
-  const root = engine.storage.localPath?.('')
-  const path = uri.startsWith('file://')
-    ? uri.slice('file://'.length)
-    : uri.startsWith('file:')
-      ? uri.slice('file:'.length)
-      : undefined
-  if (root !== undefined && path !== undefined) {
-    const base = root.endsWith('/') ? root : `${root}/`
-    if (path.startsWith(base)) return path.slice(base.length)
-  }
+  const root = engine.storage.localPath?.('') ?? engine.storage.root
+  const canonical = canonicalLogPath(uri, root)
+  const decoded = decodeAddPath(canonical)
+  if (decoded.kind === 'relative') return decoded.key
   throw new UnsupportedError(
     `The deletion vector at ${uri} lies outside the table root; delta-rlc reads absolute DV paths only inside the table`,
   )

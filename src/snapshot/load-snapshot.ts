@@ -162,7 +162,7 @@ async function buildSnapshot(
       }
     }
   }
-  const state = replayLog(batches)
+  const state = replayLog(batches, { tableRoot: engine.storage.localPath?.('') ?? engine.storage.root })
   checkReadSupported(state.protocol)
   for (const add of state.activeFiles.values()) decodeAddPath(add.path)
   const timestamp = await snapshotCommitTimestamp(engine, segment, state, signal)

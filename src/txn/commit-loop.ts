@@ -192,7 +192,9 @@ async function commitLoop(req: CommitLoopRequest, uncertainty: CommitUncertainty
         const winnerTime = await commitTime(engine, v, actions, signal)
         if (winnerTime > ictFloor) ictFloor = winnerTime
       }
-      const winner = summarizeWinningCommit(v, actions)
+      const winner = summarizeWinningCommit(v, actions, {
+        tableRoot: engine.storage.localPath?.('') ?? engine.storage.root,
+      })
       const plan = planConflictFetches(txn, winner, flags)
       const fetched = await fetchFacts(engine, req.columns, plan, signal)
       const result = checkConflicts(txn, winner, flags, fetched)
