@@ -114,6 +114,32 @@ describe('staged files are removed when the commit does not land', () => {
     })
   }
 
+  it('a commit whose outcome is unknown keeps its files: it had landed, and the table reads whole', async () => {
+    await withTable(true, async (t) => {
+      const store = createFaultyStore(createLocalStore(t.dir), {
+        faults: [
+          { methods: 'put', match: '_delta_log/*.json', nth: 1, effect: 'ambiguous' },
+          { methods: 'read', match: '_delta_log/00000000000000000003.json', rate: 1, retryable: true },
+        ],
+      })
+      const uncertain = await DeltaTable.open(t.dir, { storage: store, autoCheckpoint: false })
+      try {
+        const txn = await uncertain.begin()
+        await txn.delete('id = 3')
+        await assert.rejects(txn.commit(), (err) => isDeltaError(err, 'DELTA_COMMIT_STATE_UNKNOWN'))
+        await txn.abort()
+      } finally {
+        await uncertain.close()
+      }
+      assert.deepEqual(await orphans(t.dir), [], 'every file the landed commit names is there')
+      assert.equal((await t.table.snapshot()).version, 3n, 'the DELETE landed')
+      assertSameRows(
+        await scanRows(t.table),
+        ALL_ROWS.filter((r) => r.id !== 3n),
+      )
+    })
+  })
+
   it('DELETE: a conflicting concurrent DELETE of the same row aborts it and removes its DV file', async () => {
     await withTable(true, async (t) => {
       const loser = await t.table.begin()
