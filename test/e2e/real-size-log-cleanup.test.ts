@@ -159,9 +159,10 @@ for (const keep of [30n, 20n]) {
       )
     })
 
-    it('takes appends, deletes, updates and merges, writes the next checkpoint, and vacuums', async () => {
-      // Just enough commits to reach the next checkpoint interval.
-      const { ops } = script(Number(NEXT_CHECKPOINT - LATEST), nextId, 2)
+    it('takes appends, deletes, updates, merges and OPTIMIZE, writes the next checkpoint, and vacuums', async () => {
+      // Just enough commits to reach the next checkpoint interval, the last an OPTIMIZE.
+      const { ops } = script(Number(NEXT_CHECKPOINT - LATEST) - 1, nextId, 2)
+      ops.push({ kind: 'optimize' })
       const models = modelAt.slice()
       for (const op of ops) {
         const result = await applyToTable(table, op)

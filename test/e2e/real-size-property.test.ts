@@ -1,9 +1,11 @@
 /**
  * Random tables with checkpointed logs, as a property: each case creates a table (deletion
- * vectors on or off, partitioned or not, a checkpoint every two to four commits), runs a random
- * sequence of appends, deletes, updates, merges and optimizes through the public API, and keeps a
- * serial row model in JavaScript. At the end, and at a random earlier version, `count()`, the
- * length of `scan().toArray()` and the model's size agree, and the rows equal the model's.
+ * vectors on or off, partitioned or not, In-Commit Timestamps on or off, a checkpoint every two
+ * to four commits), runs a random sequence of appends, deletes, updates, merges and optimizes
+ * through the public API, and keeps a serial row model in JavaScript. At the end, and at a random
+ * earlier version, `count()`, the length of `scan().toArray()` and the model's size agree, and
+ * the rows equal the model's; the timestamp `history()` reports for that earlier version time
+ * travels to it.
  *
  * A case costs a table and a dozen commits, far more than a case of the serial-equivalence
  * property, so the number of cases has its own variable: `DELTA_RLC_REAL_SIZE_RUNS` (default 6).
@@ -98,6 +100,7 @@ interface CaseSpec {
   readonly dv: boolean
   readonly partitioned: boolean
   readonly interval: number
+  readonly inCommitTimestamps: boolean
   readonly ops: readonly Op[]
   /** Picks the earlier version to check. */
   readonly probe: number
@@ -108,11 +111,12 @@ const caseArb: fc.Arbitrary<CaseSpec> = fc
     dv: fc.boolean(),
     partitioned: fc.boolean(),
     interval: fc.integer({ min: 2, max: 4 }),
+    inCommitTimestamps: fc.boolean(),
     first: fc.integer({ min: 50, max: ID_SPAN }),
     drafts: fc.array(opArb, { minLength: 6, maxLength: 12 }),
     probe: fc.nat(),
   })
-  .map(({ dv, partitioned, interval, first, drafts, probe }) => {
+  .map(({ dv, partitioned, interval, inCommitTimestamps, first, drafts, probe }) => {
     // The first commit loads a base of rows for the predicates and merge keys to hit.
     const ops: Op[] = [{ kind: 'append', from: 0, count: first }]
     let next = first
@@ -124,13 +128,13 @@ const caseArb: fc.Arbitrary<CaseSpec> = fc
         ops.push(d)
       }
     }
-    return { dv, partitioned, interval, ops, probe }
+    return { dv, partitioned, interval, inCommitTimestamps, ops, probe }
   })
 
 // === Running a case ===
 
 function caseLabel(spec: CaseSpec): string {
-  return `${spec.dv ? 'DVs' : 'copy-on-write'}, ${spec.partitioned ? 'partitioned' : 'unpartitioned'}, checkpoint every ${spec.interval}`
+  return `${spec.dv ? 'DVs' : 'copy-on-write'}, ${spec.partitioned ? 'partitioned' : 'unpartitioned'}, checkpoint every ${spec.interval}${spec.inCommitTimestamps ? ', in-commit timestamps' : ''}`
 }
 
 /** count(), the scan's length and the model's size agree, and the rows are the model's. */
@@ -159,6 +163,7 @@ async function runCase(spec: CaseSpec): Promise<void> {
     properties: {
       'delta.enableDeletionVectors': String(spec.dv),
       'delta.checkpointInterval': String(spec.interval),
+      'delta.enableInCommitTimestamps': String(spec.inCommitTimestamps),
     },
   })
   try {
@@ -191,6 +196,10 @@ async function runCase(spec: CaseSpec): Promise<void> {
       `${caseLabel(spec)}: version ${earlier}`,
       BigInt(earlier),
     )
+    const entry = (await table.history()).find((h) => h.version === BigInt(earlier))
+    assert.ok(entry, `${caseLabel(spec)}: history lists version ${earlier}`)
+    const byTime = await table.snapshot({ timestamp: entry.timestamp })
+    assert.equal(byTime.version, entry.version, `${caseLabel(spec)}: the timestamp of version ${earlier}`)
     distribution.cases++
   } finally {
     await table.close()
