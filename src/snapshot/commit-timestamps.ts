@@ -200,8 +200,6 @@ export interface LatestVersionInfo {
   readonly version: Version
   readonly protocol: Protocol
   readonly metadata: Metadata
-  /** Its commit time (see {@link snapshotCommitTimestamp}). */
-  readonly timestamp: number
 }
 
 function isoOf(ms: bigint): string {
@@ -246,7 +244,7 @@ export async function versionAtTimestamp(
       `timestamp ${isoOf(wanted)}: no commit file from the earliest reconstructable version on is left in the log`,
     )
   }
-  const ictOf = cachedIct(engine, latest, signal)
+  const ictOf = cachedIct(engine, signal)
   const useIct = start !== undefined && (start.timestamp === undefined || wanted >= start.timestamp)
   if (!useIct || byIct.length === 0) {
     if (byFileTime.length === 0) {
@@ -291,17 +289,12 @@ function beforeEarliest(wanted: bigint, version: Version, at: bigint, latest: Ve
   )
 }
 
-function cachedIct(
-  engine: Engine,
-  latest: LatestVersionInfo,
-  signal: AbortSignal | undefined,
-): (c: SegmentCommit) => Promise<bigint> {
+function cachedIct(engine: Engine, signal: AbortSignal | undefined): (c: SegmentCommit) => Promise<bigint> {
   const cache = new Map<Version, bigint>()
   return async (c) => {
     const known = cache.get(c.version)
     if (known !== undefined) return known
-    const ts =
-      c.version === latest.version ? BigInt(latest.timestamp) : await readInCommitTimestamp(engine, c, signal)
+    const ts = await readInCommitTimestamp(engine, c, signal)
     cache.set(c.version, ts)
     return ts
   }
@@ -321,7 +314,7 @@ function cachedIct(
  */
 export function historyTimeline(
   listing: readonly FileMetaLike[],
-  latest: Pick<LatestVersionInfo, 'version' | 'protocol' | 'metadata'>,
+  latest: LatestVersionInfo,
 ): {
   readonly commits: readonly SegmentCommit[]
   readonly timestampOf: (commit: SegmentCommit, info: CommitInfo | undefined) => number

@@ -31,7 +31,12 @@ export class Snapshot {
   readonly protocol: Protocol
   /** The table's metadata at this version. */
   readonly metadata: Metadata
-  /** Commit timestamp of this version (ms since the epoch): the in-commit timestamp or file time. */
+  /**
+   * Commit time of this version (ms since the epoch): its In-Commit Timestamp when the table
+   * enables them for this version, else its commit file's modification time (as stored, not made
+   * increasing). Only when log cleanup removed the commit file and kept its checkpoint is the
+   * checkpoint file's time used.
+   */
   readonly timestamp: number
   /** The log files this snapshot was built from. */
   readonly logSegment: LogSegment
