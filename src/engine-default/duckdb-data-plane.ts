@@ -1,12 +1,21 @@
 import type { DuckDBConnection } from '@duckdb/node-api'
 import type { ColumnSpec, DataPlane, FileMatches, ScanRequest } from '../engine/data-plane.js'
-import { InvalidArgumentError, isDeltaError, StorageError } from '../errors/index.js'
+import { InvalidArgumentError, StorageError } from '../errors/index.js'
 import type { Expression } from '../expressions/ast.js'
 import { renderDuckDbSql } from '../expressions/render-duckdb.js'
 import type { ObjectStore } from '../storage/object-store.js'
+import { dataPlaneError, streamFailureError } from './duckdb-errors.js'
 import { partitionValueLiteral } from './duckdb-partition-literal.js'
 import { appendIndexedPositions } from './duckdb-row-appender.js'
-import { type DuckDbRuntime, FILE_COL, ROW_COL, sqlIdent, sqlString, streamChunks } from './duckdb-runtime.js'
+import {
+  type DuckDbRuntime,
+  FILE_COL,
+  ROW_COL,
+  type StreamFailure,
+  sqlIdent,
+  sqlString,
+  streamChunks,
+} from './duckdb-runtime.js'
 import { duckType, isPrimitive } from './duckdb-types.js'
 import { toJsValue } from './duckdb-values.js'
 import { type StagedFile, stageForRead } from './staging.js'
@@ -44,7 +53,14 @@ export class DuckDbDataPlane implements DataPlane {
         : ''
       const sql = `SELECT ${select || '1'} ${prepared.fromWhere}${order}`
       let batch: Record<string, unknown>[] = []
-      for await (const chunk of streamChunks(con, sql, { signal: request.signal })) {
+      const onFailure = (failure: StreamFailure): Error =>
+        streamFailureError(failure, {
+          what: 'scan',
+          predicate: request.predicate,
+          signal: request.signal,
+          paths: prepared.paths,
+        })
+      for await (const chunk of streamChunks(con, sql, { signal: request.signal, onFailure })) {
         for (const row of chunk.getRows()) {
           const obj: Record<string, unknown> = {}
           for (let i = 0; i < request.columns.length; i++) {
@@ -60,7 +76,7 @@ export class DuckDbDataPlane implements DataPlane {
       }
       if (batch.length > 0) yield batch
     } catch (err) {
-      throw wrap(err, 'scan')
+      throw wrap(err, 'scan', request, prepared.paths)
     } finally {
       await prepared.release()
     }
@@ -73,7 +89,7 @@ export class DuckDbDataPlane implements DataPlane {
       const r = await prepared.con.runAndReadAll(`SELECT count(*) ${prepared.fromWhere}`)
       return Number(r.getRows()[0]?.[0] ?? 0)
     } catch (err) {
-      throw wrap(err, 'count')
+      throw wrap(err, 'count', request, prepared.paths)
     } finally {
       await prepared.release()
     }
@@ -102,7 +118,7 @@ export class DuckDbDataPlane implements DataPlane {
         return Object.freeze({ key: f.key, positions: hit?.positions ?? [], liveRows: hit?.live ?? 0 })
       })
     } catch (err) {
-      throw wrap(err, 'predicate evaluation')
+      throw wrap(err, 'predicate evaluation', request, prepared.paths)
     } finally {
       await prepared.release()
     }
@@ -207,7 +223,13 @@ export class DuckDbDataPlane implements DataPlane {
     } catch (err) {
       con?.closeSync()
       await Promise.all(staged.map((s) => s.release()))
-      throw wrap(err, 'scan preparation')
+      // Preparing reads the files' schemas and loads positions: no predicate is evaluated yet.
+      throw wrap(
+        err,
+        'scan preparation',
+        { signal: request.signal },
+        staged.map((s) => s.path),
+      )
     }
   }
 }
@@ -229,8 +251,12 @@ function uniqueColumns(cols: readonly ColumnSpec[]): ColumnSpec[] {
   return [...seen.values()]
 }
 
-function wrap(err: unknown, what: string): unknown {
-  if (isDeltaError(err) || (err instanceof Error && err.name === 'AbortError')) return err
-  const msg = err instanceof Error ? err.message : String(err)
-  return new StorageError(`Data ${what} failed: ${msg}`, { cause: err })
+/** A failure as the library error that says whose it is: the caller's predicate's, a file's, a bug. */
+function wrap(
+  err: unknown,
+  what: string,
+  request: Pick<ScanRequest, 'predicate' | 'signal'>,
+  paths: readonly string[],
+): unknown {
+  return dataPlaneError(err, { what, predicate: request.predicate, signal: request.signal, paths })
 }

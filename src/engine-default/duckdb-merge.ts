@@ -8,11 +8,12 @@ import type {
   MergeResult,
   MergeTargetClause,
 } from '../engine/merge-plan.js'
-import { InvalidArgumentError, isDeltaError, StorageError } from '../errors/index.js'
+import { InvalidArgumentError, isDeltaError } from '../errors/index.js'
 import type { Expression } from '../expressions/ast.js'
 import { renderDuckDbSql } from '../expressions/render-duckdb.js'
 import type { ObjectStore } from '../storage/object-store.js'
 import { appendAll } from '../util/arrays.js'
+import { dataPlaneError, dataPlaneFailureKind } from './duckdb-errors.js'
 import { partitionValueLiteral } from './duckdb-partition-literal.js'
 import { appendIndexedPositions, ChunkAppender, RowValueConverter } from './duckdb-row-appender.js'
 import { type DuckDbRuntime, FILE_COL, sqlIdent, sqlString } from './duckdb-runtime.js'
@@ -58,7 +59,11 @@ export class DuckDbMergeExecutor implements MergeExecutor {
       const job = new MergeJob(con, request)
       return await job.run(staged.map((s) => s.path))
     } catch (err) {
-      throw wrap(err)
+      throw dataPlaneError(err, {
+        what: 'merge',
+        signal: request.signal,
+        paths: staged.map((s) => s.path),
+      })
     } finally {
       con?.closeSync()
       await Promise.all(staged.map((s) => s.release()))
@@ -433,18 +438,12 @@ function emptyResult(req: MergeRequest, multipleMatch: MergeMultipleMatch): Merg
   })
 }
 
-/** DuckDB's type and conversion errors while evaluating caller expressions are the caller's. */
+/**
+ * DuckDB's query errors (conversion, overflow, type mismatch) while evaluating the caller's
+ * expressions are the caller's; anything else is left for the executor's own mapping.
+ */
 function userError(err: unknown): unknown {
-  if (isDeltaError(err)) return err
-  const msg = err instanceof Error ? err.message : String(err)
-  if (/^(Binder|Conversion|Out of Range|Invalid Input) Error/.test(msg)) {
-    return new InvalidArgumentError(`Cannot evaluate the MERGE: ${msg}`, { argument: 'merge', cause: err })
-  }
-  return err
-}
-
-function wrap(err: unknown): unknown {
-  if (isDeltaError(err) || (err instanceof Error && err.name === 'AbortError')) return err
-  const msg = err instanceof Error ? err.message : String(err)
-  return new StorageError(`Data merge failed: ${msg}`, { cause: err })
+  return !isDeltaError(err) && dataPlaneFailureKind(err) === 'query'
+    ? dataPlaneError(err, { what: 'MERGE', argument: 'merge' })
+    : err
 }

@@ -8,6 +8,7 @@ import {
   ResultReturnType,
 } from '@duckdb/node-api'
 import { StorageError } from '../errors/index.js'
+import { duckDbString } from '../expressions/render-duckdb.js'
 
 /**
  * One embedded DuckDB database for an engine, created on first use.
@@ -66,13 +67,14 @@ export const FILE_COL = '__delta_rlc_file'
 export const ROW_COL = '__delta_rlc_row'
 
 /**
- * Quotes a string as a SQL string literal.
+ * Quotes a string as a SQL string literal (see {@link duckDbString}).
  *
  * @param s - any string
- * @returns `'s'` with embedded quotes doubled
+ * @returns `'s'` with embedded quotes doubled; a string holding NUL characters as quoted pieces
+ *   joined by `chr(0)`, since DuckDB's parser ends a quoted string at a NUL
  */
 export function sqlString(s: string): string {
-  return `'${s.replaceAll("'", "''")}'`
+  return duckDbString(s)
 }
 
 /**

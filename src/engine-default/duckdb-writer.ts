@@ -12,12 +12,13 @@ import type {
   WriteRowsRequest,
   WrittenFile,
 } from '../engine/data-writer.js'
-import { InternalError, InvalidArgumentError, isDeltaError, StorageError } from '../errors/index.js'
+import { InternalError, InvalidArgumentError, isDeltaError } from '../errors/index.js'
 import type { Expression } from '../expressions/ast.js'
 import { renderDuckDbSql } from '../expressions/render-duckdb.js'
 import { encodeAddPath, partitionDirectory, serializePartitionValue } from '../protocol/partition-values.js'
 import type { DataType } from '../protocol/schema.js'
 import type { ObjectStore } from '../storage/object-store.js'
+import { dataPlaneError, dataPlaneFailureKind } from './duckdb-errors.js'
 import { partitionValueLiteral } from './duckdb-partition-literal.js'
 import {
   appendIndexedPositions,
@@ -227,7 +228,7 @@ export class DuckDbWriter implements DataWriter {
       return await fn(job)
     } catch (err) {
       await job?.undoUploads()
-      throw wrap(err, what)
+      throw dataPlaneError(err, { what, signal })
     } finally {
       await job?.close()
     }
@@ -279,20 +280,16 @@ class WriteJob {
     this.#signal?.throwIfAborted()
   }
 
-  /** Runs SQL that evaluates caller expressions: DuckDB's type and range errors are the caller's. */
+  /**
+   * Runs SQL that evaluates caller expressions: DuckDB's query errors (conversion, overflow, type
+   * mismatch) are the caller's; any other failure is left to the job's own mapping.
+   */
   async runUserSql(sql: string): Promise<void> {
     try {
       await this.con.run(sql)
     } catch (err) {
-      if (isDeltaError(err)) throw err
-      const msg = err instanceof Error ? err.message : String(err)
-      if (/^(Binder|Conversion|Out of Range|Invalid Input) Error/.test(msg)) {
-        throw new InvalidArgumentError(`Cannot evaluate the rewrite expressions: ${msg}`, {
-          argument: 'set',
-          cause: err,
-        })
-      }
-      throw err
+      if (isDeltaError(err) || dataPlaneFailureKind(err) !== 'query') throw err
+      throw dataPlaneError(err, { what: 'rewrite expressions', argument: 'set' })
     }
   }
 
@@ -810,12 +807,6 @@ function normalizedPartitionValues(f: DataFileRef, layout: WriteLayout): Record<
     out[c.physicalName] = emptyToNull(raw)
   }
   return out
-}
-
-function wrap(err: unknown, what: string): unknown {
-  if (isDeltaError(err) || (err instanceof Error && err.name === 'AbortError')) return err
-  const msg = err instanceof Error ? err.message : String(err)
-  return new StorageError(`Data ${what} failed: ${msg}`, { cause: err })
 }
 
 /**

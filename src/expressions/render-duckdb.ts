@@ -7,8 +7,9 @@
  * `timestamp` as `TIMESTAMPTZ '... +00'` (Delta timestamps are instants, which DuckDB reads from
  * Parquet as TIMESTAMP WITH TIME ZONE), `timestamp_ntz` as `TIMESTAMP '...'`, binary as
  * `from_hex('..')`. Strings are single-quoted with quotes doubled; DuckDB gives backslashes no
- * meaning there. `<=>` becomes `IS NOT DISTINCT FROM`. The session time zone is assumed to be
- * UTC, as the data plane sets it.
+ * meaning there, and a NUL character, which would end DuckDB's quoted string, is `chr(0)`
+ * concatenated to the pieces around it (see {@link duckDbString}). `<=>` becomes
+ * `IS NOT DISTINCT FROM`. The session time zone is assumed to be UTC, as the data plane sets it.
  */
 
 import { InvalidArgumentError } from '../errors/index.js'
@@ -45,8 +46,22 @@ export function quoteDuckDbIdentifier(name: string): string {
  */
 export function duckDbColumn(path: readonly string[]): string {
   let sql = quoteDuckDbIdentifier(path[0] as string)
-  for (const field of path.slice(1)) sql = `struct_extract(${sql}, ${quoteString(field)})`
+  for (const field of path.slice(1)) sql = `struct_extract(${sql}, ${duckDbString(field)})`
   return sql
+}
+
+/**
+ * A string literal for DuckDB with exactly the given characters. DuckDB's parser ends a quoted
+ * string at a NUL character, so each NUL is written as `chr(0)` concatenated to the quoted
+ * pieces around it (a constant DuckDB folds); any other string is one quoted literal with its
+ * quotes doubled.
+ *
+ * @param value - the text
+ * @returns SQL for a VARCHAR constant holding `value`
+ */
+export function duckDbString(value: string): string {
+  if (!value.includes('\u0000')) return quoteString(value)
+  return `(${value.split('\u0000').map(quoteString).join(' || chr(0) || ')})`
 }
 
 const DUCKDB_TYPES: Readonly<Record<string, string>> = Object.freeze({
@@ -98,7 +113,7 @@ function literalSql(e: Literal): string {
     case 'decimal':
       return `CAST('${e.value}' AS DECIMAL(${e.precision},${e.scale}))`
     case 'string':
-      return quoteString(e.value)
+      return duckDbString(e.value)
     case 'binary':
       return `from_hex('${e.value}')`
     case 'date':
@@ -142,7 +157,7 @@ export function renderDuckDbSql(expr: Expression, opts: DuckDbRenderOptions): st
     case 'is-boolean':
       return `(${r(expr.operand)} IS ${expr.negated ? 'NOT ' : ''}${expr.value ? 'TRUE' : 'FALSE'})`
     case 'like': {
-      const escapeSql = expr.escape === null ? '' : ` ESCAPE ${quoteString(expr.escape)}`
+      const escapeSql = expr.escape === null ? '' : ` ESCAPE ${duckDbString(expr.escape)}`
       return `(${r(expr.value)} ${expr.negated ? 'NOT LIKE' : 'LIKE'} ${r(expr.pattern)}${escapeSql})`
     }
     case 'arithmetic':
