@@ -2,6 +2,7 @@ import type { DeltaTable } from '../index.js'
 import type { CommandContext } from './command.js'
 import type { CommitResult } from './commit-output.js'
 import { type InputFormat, inputFormatOf, openInputFiles } from './input-file.js'
+import { InterruptedError } from './interrupt.js'
 
 /** Rows per `append` batch when the user gives no `--batch-rows`. */
 export const DEFAULT_BATCH_ROWS = 100_000
@@ -19,12 +20,18 @@ export interface AppendOutcome {
  * (so memory stays bounded), each batch is staged as new data files, and one commit lands them
  * all, or nothing.
  *
- * @param ctx - the command context (for the progress bar)
+ * When anything fails before the commit (a bad value, a read that stops short, SIGINT or
+ * SIGTERM through `ctx.io.interrupt`), the transaction is aborted, which deletes every data file
+ * it staged. Once the commit has started it runs to its end: stopping it half-way could leave
+ * its outcome unknown.
+ *
+ * @param ctx - the command context (for the progress bar and the interrupt signal)
  * @param table - the open table
  * @param paths - the input files, all of one format
  * @param options - `--format`, rows per batch, target file size
  * @returns the commit result and counts
  * @throws {InvalidArgumentError} when the input does not fit the table schema; nothing is committed
+ * @throws {InterruptedError} when a stop signal arrived before the commit; nothing is committed
  */
 export async function appendInputFiles(
   ctx: CommandContext,
@@ -38,32 +45,61 @@ export async function appendInputFiles(
 ): Promise<AppendOutcome> {
   const format = inputFormatOf(paths[0] as string, options.format)
   for (const p of paths.slice(1)) inputFormatOf(p, options.format ?? format)
+  const interrupt = ctx.io.interrupt
+  // Staging stops on an interrupt; the commit does not (see above), so it gets its own signal.
+  const staging = new AbortController()
+  const stopStaging = () => staging.abort(interrupt?.reason)
+  interrupt?.addEventListener('abort', stopStaging, { once: true })
   const input = await openInputFiles(paths, format)
   try {
     const showProgress = ctx.io.stderr.isTTY === true && !ctx.json
     const total = showProgress ? await input.countRows() : undefined
     const progress = ctx.progress('append', total, 'rows')
-    const txn = await table.begin()
+    const txn = await table.begin({ signal: staging.signal })
     let rows = 0
     let batches = 0
+    let stagedFiles = 0
     try {
       const batchRows = Math.max(1, options.batchRows ?? DEFAULT_BATCH_ROWS)
-      for await (const batch of input.readRows(txn.snapshot.schema, batchRows)) {
-        await txn.append(
+      for await (const batch of input.readRows(txn.snapshot.schema, batchRows, 'error', staging.signal)) {
+        staging.signal.throwIfAborted()
+        const metrics = await txn.append(
           batch,
           options.targetFileSize === undefined ? {} : { targetFileSize: options.targetFileSize },
         )
+        stagedFiles += metrics.numFiles ?? 0
         rows += batch.length
         batches++
         progress.update(rows)
       }
-      progress.update(rows, 'committing')
+      staging.signal.throwIfAborted()
+    } catch (err) {
+      progress.finish()
+      await txn.abort()
+      const stop = staging.signal.aborted ? staging.signal.reason : undefined
+      if (stop instanceof InterruptedError) throw new InterruptedError(stop.signal, stagedFiles)
+      throw err
+    }
+    progress.update(rows, 'committing')
+    interrupt?.removeEventListener('abort', stopStaging)
+    // Listening keeps the CLI from ending the process on a signal while the commit runs.
+    const duringCommit = () => {}
+    interrupt?.addEventListener('abort', duringCommit, { once: true })
+    try {
       const result = await txn.commit()
+      progress.finish()
+      if (interrupt?.aborted) {
+        ctx.io.stderr.write(
+          `${ctx.err.paint('yellow', 'note')}: the interrupt came while committing; the commit completed (version ${result.version})\n`,
+        )
+      }
       return { result, rows, batches, format }
     } finally {
       progress.finish()
+      interrupt?.removeEventListener('abort', duringCommit)
     }
   } finally {
+    interrupt?.removeEventListener('abort', stopStaging)
     input.close()
   }
 }

@@ -67,6 +67,16 @@ export interface InputFiles {
     extraColumns?: 'error' | 'infer',
     signal?: AbortSignal,
   ): AsyncGenerator<Record<string, unknown>[]>
+  /**
+   * Converts every value to its column type without keeping any (one pass over the input), so
+   * that a command can refuse bad input before it changes anything.
+   *
+   * @param schema - the type each column is read as
+   * @param extraColumns - as for {@link InputFiles.readRows}
+   * @returns the number of rows
+   * @throws {InvalidArgumentError} naming the file, line or row, and column of a bad value
+   */
+  checkRows(schema: StructType, extraColumns?: 'error' | 'infer'): Promise<number>
   close(): void
 }
 
@@ -172,6 +182,10 @@ export async function openInputFiles(paths: readonly string[], format: InputForm
       countRows,
       readRows: (schema, batchRows, extra = 'error', signal) =>
         readBatches(input, schema, batchRows, extra, signal),
+      checkRows: async (schema, extra = 'error') => {
+        const selected = selectColumns(input, schema, extra)
+        return checkedCount(input, selected, selectSql(input, selected))
+      },
       close,
     }
   } catch (err) {
@@ -314,13 +328,8 @@ interface SelectedColumn {
   readonly convert: Converter
 }
 
-async function* readBatches(
-  input: InputSource,
-  schema: StructType,
-  batchRows: number,
-  extra: 'error' | 'infer',
-  signal: AbortSignal | undefined,
-): AsyncGenerator<Record<string, unknown>[]> {
+/** The input columns read for `schema`, with the SQL converting each to its column type. */
+function selectColumns(input: InputSource, schema: StructType, extra: 'error' | 'infer'): SelectedColumn[] {
   const byName = new Map(schema.fields.map((f) => [f.name.toLowerCase(), f]))
   const selected: SelectedColumn[] = []
   for (const c of input.columns) {
@@ -335,18 +344,43 @@ async function* readBatches(
     const ref = `"${c.name.replaceAll('"', '""')}"`
     selected.push({ name: field?.name ?? c.name, ref, ...selectFor(ref, type) })
   }
-  const sql = `SELECT ${selected.map((s, i) => `${s.sql} AS c${i}`).join(', ') || '1'} FROM ${input.source}`
-  // One materialized pass first: it converts every value without keeping any, so a bad value
-  // anywhere is reported before a single row is staged, and it counts the rows apart from the
-  // stream below, so that a stream that ends early without saying so cannot pass for the input.
-  let expected: number
+  return selected
+}
+
+function selectSql(input: InputSource, selected: readonly SelectedColumn[]): string {
+  return `SELECT ${selected.map((s, i) => `${s.sql} AS c${i}`).join(', ') || '1'} FROM ${input.source}`
+}
+
+/**
+ * One materialized pass over the converted input: it converts every value without keeping any,
+ * so a bad value anywhere is reported before a single row is staged, and it counts the rows
+ * apart from any stream, so that a stream that ends early without saying so cannot pass for
+ * the whole input.
+ */
+async function checkedCount(
+  input: InputSource,
+  selected: readonly SelectedColumn[],
+  sql: string,
+): Promise<number> {
   try {
     const counts = selected.map((_, i) => `count(c${i})`)
     const r = await input.con.runAndReadAll(`SELECT ${['count(*)', ...counts].join(', ')} FROM (${sql})`)
-    expected = Number(r.getRows()[0]?.[0] ?? 0)
+    return Number(r.getRows()[0]?.[0] ?? 0)
   } catch (err) {
     throw await badValueError(input, selected, { rowsRead: 0, detail: firstLine(err), cause: err })
   }
+}
+
+async function* readBatches(
+  input: InputSource,
+  schema: StructType,
+  batchRows: number,
+  extra: 'error' | 'infer',
+  signal: AbortSignal | undefined,
+): AsyncGenerator<Record<string, unknown>[]> {
+  const selected = selectColumns(input, schema, extra)
+  const sql = selectSql(input, selected)
+  const expected = await checkedCount(input, selected, sql)
   signal?.throwIfAborted()
   let stream: ResultStream
   try {
@@ -427,11 +461,11 @@ async function badValueError(
     found.column === undefined ? undefined : `column '${found.column}'`,
   ].filter((x) => x !== undefined)
   return new InvalidArgumentError(
-    `Bad input value${where.length > 0 ? ` at ${where.join(', ')}` : ''}: ${found.reason}`,
+    `The input cannot be read${where.length > 0 ? ` at ${where.join(', ')}` : ''}: ${found.reason}`,
     {
       argument: 'input',
       cause: failure.cause,
-      hint: 'Nothing was committed. Fix or remove the value (or give the column another type) and run the command again.',
+      hint: 'Nothing was committed. Fix the input there (or give the column another type) and run the command again.',
     },
   )
 }
@@ -443,8 +477,16 @@ async function locateBadValue(
 ): Promise<BadValue> {
   const full = failure.cause instanceof Error ? failure.cause.message : failure.detail
   const found: BadValue = { ...parseReaderError(full), reason: reasonOf(full) }
+  // A file DuckDB cannot even split into rows fails whatever columns are read: no column is at
+  // fault, and the halving below would blame one.
+  try {
+    await input.con.run(`SELECT count(*) FROM ${input.source}`)
+  } catch (err) {
+    const message = err instanceof Error ? err.message : String(err)
+    return { ...parseReaderError(message), reason: reasonOf(message) }
+  }
   if (found.column === undefined) {
-    const bad = await findBadColumn(input, selected)
+    const bad = await findBadColumn(input, selected, failure.cause instanceof Error ? full : undefined)
     if (bad === undefined) return found
     found.column = input.columns[bad.index]?.name
     Object.assign(found, { ...parseReaderError(bad.message), ...definedOnly(found) })
@@ -481,6 +523,8 @@ function parseReaderError(message: string): Omit<BadValue, 'reason'> {
 function reasonOf(message: string): string {
   const convert = /Could not convert[^\n]*/.exec(message)
   if (convert) return convert[0].trim()
+  const columns = /Expected Number of Columns: \d+ Found: \d+/.exec(message)
+  if (columns) return columns[0]
   const json = /in line \d+: ([^\n]*)/.exec(message)
   if (json) return (json[1] as string).trim()
   return (message.split('\n')[0] ?? '').trim()
@@ -491,12 +535,15 @@ function definedOnly<T extends object>(o: T): Partial<T> {
 }
 
 /**
- * The first column whose conversion fails, by halving: a materialized count over a set of
- * columns computes every value of them and raises the first error.
+ * A column whose conversion fails, by halving: a materialized count over a set of columns
+ * computes every value of them and raises the first error.
+ *
+ * @param known - the error all the columns together raised, when already known
  */
 async function findBadColumn(
   input: InputSource,
   selected: readonly SelectedColumn[],
+  known: string | undefined,
 ): Promise<{ index: number; message: string } | undefined> {
   const probe = async (indexes: readonly number[]): Promise<string | undefined> => {
     const counts = indexes.map((i) => `count(${(selected[i] as SelectedColumn).sql})`).join(', ')
@@ -508,8 +555,9 @@ async function findBadColumn(
     }
   }
   let candidates = selected.map((_, i) => i)
-  let message = await probe(candidates)
+  let message = known ?? (await probe(candidates))
   if (message === undefined) return undefined
+  // When the first half converts, the error the whole set raised came from the second half.
   while (candidates.length > 1) {
     const half = candidates.slice(0, Math.ceil(candidates.length / 2))
     const m = await probe(half)
@@ -520,8 +568,7 @@ async function findBadColumn(
       candidates = candidates.slice(half.length)
     }
   }
-  const last = await probe(candidates)
-  return { index: candidates[0] as number, message: last ?? message }
+  return { index: candidates[0] as number, message }
 }
 
 /** The first row, file by file, whose value of `col` is present but does not convert. */

@@ -1,5 +1,6 @@
 import { ConcurrentModificationError, isDeltaError } from '../index.js'
 import { UsageError } from './command.js'
+import { InterruptedError } from './interrupt.js'
 import { toJsonText } from './render.js'
 import type { Painter } from './terminal.js'
 
@@ -17,13 +18,15 @@ const CONFLICT_CODES: ReadonlySet<string> = new Set([
 ])
 
 /**
- * The exit status for an error: 1 for usage, 2 for a concurrent-modification conflict, 3 otherwise.
+ * The exit status for an error: 1 for usage, 2 for a concurrent-modification conflict, 128 plus
+ * the signal number for an interrupt, 3 otherwise.
  *
  * @param err - anything thrown
  * @returns the status
  */
 export function exitCodeOf(err: unknown): number {
   if (err instanceof UsageError) return EXIT.usage
+  if (err instanceof InterruptedError) return err.exitCode
   if (err instanceof ConcurrentModificationError) return EXIT.conflict
   if (isDeltaError(err) && (CONFLICT_CODES.has(err.code) || err.code.startsWith('DELTA_CONCURRENT_')))
     return EXIT.conflict

@@ -52,7 +52,8 @@ export const CLI_VERSION = '0.1.0'
  * @param argv - the arguments after the program name
  * @param io - streams and environment
  * @param commands - the commands to dispatch to (the full set by default)
- * @returns the exit status: 0 ok, 1 usage error, 2 conflict, 3 other error
+ * @returns the exit status: 0 ok, 1 usage error, 2 conflict, 3 other error, 128 + the signal
+ *   number when a stop signal ended the command
  */
 export async function runCli(
   argv: readonly string[],
@@ -136,7 +137,8 @@ function mainHelp(commands: readonly Command[]): string {
       ([n, s]) => `  ${`${s.short ? `-${s.short}, ` : '    '}--${n}`.padEnd(16)}  ${s.help}`,
     ),
     '',
-    'exit status: 0 ok, 1 usage error, 2 conflict with a concurrent writer, 3 any other error.',
+    'exit status: 0 ok, 1 usage error, 2 conflict with a concurrent writer, 3 any other error,',
+    '130 / 143 when SIGINT / SIGTERM stopped an append (its staged files are removed).',
     "Run 'delta-rlc <command> --help' for a command's options.",
   ]
   return lines.join('\n')

@@ -70,13 +70,14 @@ export const createCommand: Command = {
         throw new UsageError(`--property needs KEY=VALUE, got '${p}'`, 'create', { argument: 'property' })
       properties[p.slice(0, eq).trim()] = p.slice(eq + 1).trim()
     }
-    let schema: StructType
-    if (ddl !== undefined) schema = parseDdlSchema(ddl)
-    else {
+    let schema: StructType = ddl === undefined ? { type: 'struct', fields: [] } : parseDdlSchema(ddl)
+    if (from.length > 0) {
       const format = inputFormatOf(from[0] as string, stringOption(values, 'format'))
       const input = await openInputFiles(from, format)
       try {
-        schema = inferSchema(input.columns)
+        if (ddl === undefined) schema = inferSchema(input.columns)
+        // A bad value is refused before the table exists, rather than after an empty version 0.
+        await input.checkRows(schema)
       } finally {
         input.close()
       }
@@ -97,10 +98,17 @@ export const createCommand: Command = {
     try {
       let appended: Awaited<ReturnType<typeof appendInputFiles>> | undefined
       if (from.length > 0) {
-        appended = await appendInputFiles(ctx, table, from, {
-          format: stringOption(values, 'format'),
-          batchRows: integerOption(values, 'batch-rows', 'create'),
-        })
+        try {
+          appended = await appendInputFiles(ctx, table, from, {
+            format: stringOption(values, 'format'),
+            batchRows: integerOption(values, 'batch-rows', 'create'),
+          })
+        } catch (err) {
+          ctx.io.stderr.write(
+            `${ctx.err.paint('yellow', 'note')}: table ${loc} was created (version 0) and holds no rows; the append of the --from files failed\n`,
+          )
+          throw err
+        }
       }
       const final = await table.snapshot()
       if (ctx.json) {
