@@ -2,15 +2,16 @@
  * Every operation on a table with a long, checkpointed log: more than 50 commits and at least
  * three checkpoints (a small `delta.checkpointInterval`, deletion vectors on, partitioned and
  * not), each operation checked against a row model kept in JavaScript. After every commit the
- * whole table and its `count()` equal the model; then every earlier version reads as the model
- * was at that version, by version and by the timestamp `history()` reports for it, and VACUUM
- * leaves the latest version whole.
+ * whole table and its `count()` equal the model; then earlier versions (around every checkpoint
+ * and across the log) read as the model was at that version, by version and by the timestamp
+ * `history()` reports for it, and VACUUM leaves the latest version whole.
  */
 import assert from 'node:assert/strict'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
+import { isDeltaError } from '../../src/errors/index.js'
 import { parseStats } from '../../src/protocol/stats.js'
 import { DeltaTable } from '../../src/table/delta-table.js'
 import {
@@ -205,6 +206,16 @@ for (const layout of LAYOUTS) {
       for (let i = 1; i < history.length; i++) {
         assert.ok(history[i - 1]!.timestamp > history[i]!.timestamp, 'timestamps increase with versions')
       }
+      if (layout.inCommitTimestamps) {
+        for (const h of history) {
+          const ict = h.commitInfo?.inCommitTimestamp
+          assert.equal(
+            h.timestamp,
+            ict === undefined ? undefined : Number(ict),
+            `version ${h.version}: its ICT`,
+          )
+        }
+      }
       assert.deepEqual(
         (await table.history({ limit: 3 })).map((h) => h.version),
         history.slice(0, 3).map((h) => h.version),
@@ -239,6 +250,11 @@ for (const layout of LAYOUTS) {
       const result = await table.vacuum({ retentionHours: 0, enforceRetentionDuration: false })
       assert.ok(result.files.length > 0, 'the files earlier versions used are deleted')
       await assertTableIs(table, model, 'after VACUUM')
+      await assert.rejects(
+        () => table.scan({ version: 1n }).toArray(),
+        (err) => isDeltaError(err, 'DELTA_FILE_NOT_FOUND'),
+        'a version whose files VACUUM deleted fails with a typed error',
+      )
       const reopened = await DeltaTable.open(dir)
       try {
         await assertTableIs(reopened, model, 'a fresh handle after VACUUM')
