@@ -2,7 +2,8 @@
  * A table whose log was cleaned up to a checkpoint, as Delta's log cleanup leaves it: every
  * commit and checkpoint file below the kept checkpoint is gone. Reads, writes, history and VACUUM
  * keep working; time travel reaches every version from the kept checkpoint on and refuses older
- * ones with `DELTA_VERSION_NOT_FOUND`, naming the range that is still available.
+ * ones with `DELTA_VERSION_NOT_FOUND`, naming the range that is still available. The commit times
+ * are the files' own (copies keep them) or, on a last table, In-Commit Timestamps.
  */
 import assert from 'node:assert/strict'
 import { cp, mkdtemp, rm } from 'node:fs/promises'
@@ -191,3 +192,53 @@ for (const keep of [30n, 20n]) {
     })
   })
 }
+
+describe('a log with In-Commit Timestamps cleaned up to its newest checkpoint', () => {
+  const dir = () => join(base, 'ict')
+  const models: ModelRow[][] = [[]]
+  let table: DeltaTable
+  before(async () => {
+    const created = await DeltaTable.create(dir(), {
+      schema: 'id long not null, name string, value double, part int',
+      properties: {
+        'delta.enableDeletionVectors': 'true',
+        'delta.checkpointInterval': '5',
+        'delta.enableInCommitTimestamps': 'true',
+      },
+    })
+    try {
+      for (const op of script(13, 0, 3).ops) {
+        await applyToTable(created, op)
+        models.push(applyToModel(op, models.at(-1)!))
+      }
+    } finally {
+      await created.close()
+    }
+    await cleanUpLogBefore(dir(), 10n)
+    table = await DeltaTable.open(dir())
+  })
+  after(() => table?.close())
+
+  it('reads and time travels from the checkpoint on by version and by In-Commit Timestamp, refuses older versions, and takes an append', async () => {
+    for (let v = 10n; v <= 13n; v++)
+      await assertTableIs(table, models[Number(v)]!, `version ${v}`, { version: v })
+    await assertVersionGone(table, 9n, 10n, 13n)
+    const history = await table.history()
+    assert.deepEqual(
+      history.map((h) => h.version),
+      [13n, 12n, 11n, 10n],
+    )
+    for (const h of history) {
+      assert.equal(h.timestamp, Number(h.commitInfo?.inCommitTimestamp), `version ${h.version}: its ICT`)
+      assert.equal((await table.snapshot({ timestamp: h.timestamp })).version, h.version)
+    }
+    await assert.rejects(
+      () => table.snapshot({ timestamp: history.at(-1)!.timestamp - 1 }),
+      (err) => isDeltaError(err, 'DELTA_VERSION_NOT_FOUND'),
+    )
+    const op: Op = { kind: 'append', from: 800_000, count: 30 }
+    const result = await applyToTable(table, op)
+    assert.equal(result.version, 14n)
+    await assertTableIs(table, applyToModel(op, models.at(-1)!), 'after an append')
+  })
+})
