@@ -301,6 +301,51 @@ describe('In-Commit Timestamps', () => {
     }
   })
 
+  it('reads a timestamp behind a long first line or a late commitInfo, and names a commit without one', async () => {
+    const root = await newRoot()
+    const table = await DeltaTable.create(root, { schema: 'id long', properties: ICT_ON })
+    try {
+      await table.append([{ id: 0n }])
+      const [file] = (await table.snapshot()).activeFiles()
+      assert.ok(file)
+      const t1 = await ictOf(root, 1)
+      const add = `{"add":{"path":"${file.path}","partitionValues":{},"size":${file.size},"modificationTime":1,"dataChange":false}}`
+      // Version 2: a commitInfo line of 200 KB, longer than the prefix read first.
+      const note = 'n'.repeat(200_000)
+      await writeFile(
+        commitPath(root, 2),
+        `{"commitInfo":{"inCommitTimestamp":${t1 + 1000},"timestamp":1,"operation":"WRITE","note":"${note}"}}\n${add}\n`,
+      )
+      // Version 3: a writer that put its commitInfo last.
+      await writeFile(
+        commitPath(root, 3),
+        `${add}\n{"commitInfo":{"inCommitTimestamp":${t1 + 2000},"timestamp":1,"operation":"WRITE"}}\n`,
+      )
+      assert.equal((await table.snapshot({ timestamp: t1 + 1000 })).version, 2n)
+      assert.equal((await table.snapshot({ timestamp: t1 + 1999 })).version, 2n)
+      assert.equal((await table.snapshot({ timestamp: t1 + 2000 })).version, 3n)
+      assert.equal((await table.snapshot({ version: 2n })).timestamp, t1 + 1000)
+
+      // Version 4: no In-Commit Timestamp although the table enables them.
+      await writeFile(commitPath(root, 4), `{"commitInfo":{"timestamp":1,"operation":"WRITE"}}\n${add}\n`)
+      const latest = await table.snapshot()
+      assert.equal(latest.version, 4n)
+      assert.deepEqual(await ids(table, 4n), [0n])
+      await assert.rejects(table.snapshot({ timestamp: t1 + 1500 }), (err: unknown) => {
+        assert.ok(isDeltaError(err, 'DELTA_INVALID_TABLE'), String(err))
+        assert.match(
+          (err as Error).message,
+          /00000000000000000004\.json \(version 4\) has no commitInfo\.inCommitTimestamp/,
+        )
+        return true
+      })
+      // Time travel by version still works.
+      assert.deepEqual(await ids(table, 2n), [0n])
+    } finally {
+      await table.close()
+    }
+  })
+
   it('refuses enablement properties at creation, which only the engine may set', async () => {
     const root = await newRoot()
     await assert.rejects(
