@@ -8,6 +8,7 @@ import { readdir, readFile } from 'node:fs/promises'
 import { join, relative } from 'node:path'
 import { describe, it } from 'node:test'
 import { fileURLToPath } from 'node:url'
+import ts from 'typescript'
 
 const src = fileURLToPath(new URL('../src/', import.meta.url))
 
@@ -94,5 +95,67 @@ describe('module boundaries', () => {
         assert.ok(['cli', 'index.js', 'race'].includes(t), `${f} imports ${spec}`)
       }
     }
+  })
+})
+
+// === Spread arguments ===
+
+const repo = fileURLToPath(new URL('../', import.meta.url))
+
+/**
+ * Calls allowed to spread an array into their arguments, as `file -> callee texts`. Only for a
+ * spread of a provably small, fixed-size array, with the reason beside the entry. Empty: every
+ * call takes its items in a loop or as one array argument.
+ */
+const SPREAD_ALLOWED: Readonly<Record<string, readonly string[]>> = {}
+
+/** Every spread argument (`f(...xs)`, `new C(...xs)`) in a file, as `file:line: call`. */
+function spreadCalls(file: string, text: string): string[] {
+  const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true)
+  const found: string[] = []
+  const visit = (node: ts.Node): void => {
+    if ((ts.isCallExpression(node) || ts.isNewExpression(node)) && node.arguments?.some(ts.isSpreadElement)) {
+      const callee = node.expression.getText(source)
+      if (!(SPREAD_ALLOWED[file] ?? []).includes(callee)) {
+        const line = source.getLineAndCharacterOfPosition(node.getStart(source)).line + 1
+        found.push(`${file}:${line}: ${ts.isNewExpression(node) ? 'new ' : ''}${callee}(...)`)
+      }
+    }
+    ts.forEachChild(node, visit)
+  }
+  visit(source)
+  return found
+}
+
+describe('no array spread into call arguments', () => {
+  // `push(...rows)`, `Math.max(...values)`, `String.fromCharCode(...bytes)`: each puts every
+  // element on the call stack, and above about 100,000 elements the call throws a RangeError
+  // (a 150,000-row MERGE once failed so). Library and tool code loops instead (src/util/arrays.ts).
+  it('src/, bench/, scripts/ and test/helpers/ pass no array to a call by spreading it', async () => {
+    const found: string[] = []
+    for (const root of ['src', 'bench', 'scripts', join('test', 'helpers')]) {
+      const entries = await readdir(join(repo, root), { recursive: true }).catch(() => [])
+      for (const entry of entries.map(String).filter((f) => f.endsWith('.ts'))) {
+        const file = join(root, entry)
+        for (const hit of spreadCalls(file, await readFile(join(repo, file), 'utf8'))) found.push(hit)
+      }
+    }
+    assert.deepEqual(
+      found,
+      [],
+      `spread arguments (use a loop or appendAll/maxOf/minOf):\n${found.join('\n')}`,
+    )
+  })
+
+  it('the check finds a spread in a call, but not in an array or object literal', () => {
+    const hits = spreadCalls(
+      'example.ts',
+      'a.push(...b); Math.max(0, ...c); new Set(...d); const e = [...f]; const g = { ...h }',
+    )
+    assert.deepEqual(hits, [
+      'example.ts:1: a.push(...)',
+      'example.ts:1: Math.max(...)',
+      'example.ts:1: new Set(...)',
+    ])
   })
 })

@@ -12,7 +12,7 @@
  *   carries no new row and leaves the added-files check; and a file the transaction read that the
  *   winner removed conflicts only when some row the winner actually removed matches a read.
  */
-import { type Expression, or } from '../expressions/index.js'
+import { disjunction, type Expression } from '../expressions/ast.js'
 import type { AddFile, RemoveFile } from '../protocol/actions.js'
 import { dvUniqueId, readDeletionVector } from './deletion-vectors.js'
 import type { FetchedFacts, RowMatchQuery } from './fetched-facts.js'
@@ -70,7 +70,7 @@ export function filterFilesByStats(
 export function valueExactPredicate(txn: Pick<TransactionInfo, 'readPredicates'>): Expression | undefined {
   const parts = txn.readPredicates.map((r) => r.exactDataPredicate ?? r.dataPredicate)
   if (parts.length === 0 || parts.some(isTrue)) return undefined
-  return or(...parts)
+  return disjunction(parts)
 }
 
 /**
@@ -207,7 +207,7 @@ export function deleteReadVerdict(
     purpose: 'case1b-delete-read',
     file: pre,
     ...(post?.deletionVector !== undefined ? { onlyRowsDeletedBy: post.deletionVector } : {}),
-    predicate: or(...predicates),
+    predicate: disjunction(predicates),
   })
   return { kind: 'query', query }
 }

@@ -1,6 +1,6 @@
 import type { MergeInsertClause, MergeSourceColumn, MergeTargetClause } from '../engine/merge-plan.js'
 import { InvalidArgumentError, UnsupportedError } from '../errors/index.js'
-import { and, col, columnsOf, conjuncts, type Expression } from '../expressions/ast.js'
+import { col, columnsOf, conjunction, conjuncts, type Expression } from '../expressions/ast.js'
 import { parsePredicate } from '../expressions/parse-predicate.js'
 import {
   type DataType,
@@ -468,7 +468,7 @@ function targetOnlyPredicate(on: Expression): Expression | undefined {
     return cols.length > 0 && cols.every((p) => p[0] === 'target')
   })
   if (parts.length === 0) return undefined
-  return mapColumns(and(...parts), (path) => col(path.slice(1)))
+  return mapColumns(conjunction(parts), (path) => col(path.slice(1)))
 }
 
 // === Source columns ===

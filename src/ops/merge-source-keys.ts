@@ -1,17 +1,17 @@
 import {
-  and,
   between,
   binaryLiteral,
   col,
+  conjunction,
   dateLiteral,
   decimalLiteralOf,
+  disjunction,
   type Expression,
   eq,
   integralLiteral,
   isIn,
   type Literal,
   lit,
-  or,
   stringLiteral,
   timestampLiteral,
   timestampNtzLiteral,
@@ -121,7 +121,7 @@ function build(
       const preFilter = exactOf()
       return Object.freeze({ preFilter, exact: preFilter, kind: 'inSet', distinctKeys: all.length })
     }
-    const preFilter = andAll(
+    const preFilter = conjunction(
       keys.map((k, i) => {
         const distinct = new Map<string, Value>()
         for (const t of all) distinct.set(tupleKey([t[i]!]), t[i]!)
@@ -140,7 +140,7 @@ function build(
       distinctKeys: all.length,
     })
   }
-  const preFilter = andAll(
+  const preFilter = conjunction(
     keys.map((k, i) => {
       let min = all[0]![i]!
       let max = min
@@ -163,9 +163,8 @@ function build(
 }
 
 /**
- * The key IN-set for one key column; for several, the OR of the key tuples as a balanced tree, so
- * that a million tuples nest twenty levels deep rather than a million (every walk over an
- * expression is recursive).
+ * The key IN-set for one key column; for several, the OR of the key tuples (a balanced tree, so
+ * that a million tuples nest twenty levels deep rather than a million).
  */
 function exactPredicate(
   keys: readonly EquiKey[],
@@ -179,19 +178,9 @@ function exactPredicate(
       all.map((t) => literalOf(t[0]!, type)),
     )
   }
-  const tuple = (t: readonly Value[]): Expression =>
-    andAll(keys.map((k, i) => eq(columns[i]!, literalOf(t[i]!, k.targetType))))
-  const disjunction = (from: number, to: number): Expression => {
-    if (to - from === 1) return tuple(all[from]!)
-    const mid = from + Math.floor((to - from) / 2)
-    return or(disjunction(from, mid), disjunction(mid, to))
-  }
-  return disjunction(0, all.length)
-}
-
-/** The left-nested conjunction of a few predicates (one per key column). */
-function andAll(parts: readonly Expression[]): Expression {
-  return parts.reduce((acc, e) => and(acc, e))
+  return disjunction(
+    all.map((t) => conjunction(keys.map((k, i) => eq(columns[i]!, literalOf(t[i]!, k.targetType))))),
+  )
 }
 
 /** A map key for a tuple of values: the type tag and text of each, length-prefixed. */

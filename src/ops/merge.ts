@@ -1,7 +1,7 @@
 import type { WrittenFile } from '../engine/data-writer.js'
 import type { MergeResult } from '../engine/merge-plan.js'
 import { InvalidArgumentError, UnsupportedError } from '../errors/index.js'
-import { and, type Expression } from '../expressions/ast.js'
+import { conjunction, type Expression } from '../expressions/ast.js'
 import { splitPartitionPredicate } from '../expressions/evaluate-stats.js'
 import { toSql } from '../expressions/to-sql.js'
 import { pruneFiles } from '../scan/prune-files.js'
@@ -147,14 +147,14 @@ function readTargetFiles(
   }
   const keys = sourceKeyPredicate(plan.keys, sourceRows, ctx.flags.mergeSourceKeyInSetThreshold)
   const parts = [plan.targetOnly, keys?.preFilter].filter((e): e is Expression => e !== undefined)
-  const prune = parts.length === 0 ? undefined : and(...parts)
+  const prune = parts.length === 0 ? undefined : conjunction(parts)
   const { files } = pruneFiles(snap, all, prune)
   if (ctx.flags.mergeSourceKeyReadPredicate && keys !== undefined) {
     const exactParts = [plan.targetOnly, keys.exact].filter((e): e is Expression => e !== undefined)
     const exactData =
       keys.exact === keys.preFilter
         ? undefined
-        : splitPartitionPredicate(and(...exactParts), snap.partitionColumns).data
+        : splitPartitionPredicate(conjunction(exactParts), snap.partitionColumns).data
     ctx.recordRead(files, prune, exactData === undefined ? {} : { exactPredicate: exactData })
   } else {
     ctx.recordRead(files, plan.targetOnly)
