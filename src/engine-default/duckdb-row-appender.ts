@@ -461,8 +461,27 @@ function toFloating(value: unknown, type: 'float' | 'double', at: ValuePosition,
 
 function toText(value: unknown, at: ValuePosition, path: string): string {
   if (typeof value !== 'string') return fail(at, path, 'a string', value)
+  // UTF-8 cannot encode a lone surrogate: crossing into DuckDB would silently turn it into
+  // U+FFFD, so the stored string would differ from the one given.
+  const lone = LONE_SURROGATE.exec(value)
+  if (lone !== null) {
+    const unit = value.charCodeAt(lone.index).toString(16).toUpperCase()
+    throw new InvalidArgumentError(
+      `Row ${at.row}, column '${path}': the string has a lone UTF-16 surrogate (U+${unit}) at index ${lone.index}, which UTF-8 cannot store`,
+      {
+        argument: 'rows',
+        hint: 'Strings must be well-formed Unicode: pair the surrogate, remove it, or replace it (String.prototype.toWellFormed() replaces it with U+FFFD).',
+      },
+    )
+  }
   return value
 }
+
+/**
+ * A UTF-16 surrogate without its pair: in a `u` regular expression a valid pair is one code
+ * point, so only a lone surrogate is of category Cs.
+ */
+const LONE_SURROGATE = /\p{Cs}/u
 
 function toBinary(value: unknown, at: ValuePosition, path: string): Uint8Array {
   if (!(value instanceof Uint8Array)) return fail(at, path, 'binary (a Uint8Array)', value)
