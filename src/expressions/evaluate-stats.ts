@@ -459,28 +459,27 @@ function statBound(
 /** Column paths per node; nodes are immutable, so this is computed once per predicate tree. */
 const REFERENCED = new WeakMap<Expression, readonly (readonly string[])[]>()
 
-// Built from the children's lists, so that asking at every node of a long chain costs linear
-// time overall rather than a walk of each subtree.
+const NO_COLUMNS: readonly (readonly string[])[] = Object.freeze([])
+
+// Built from the children's lists, so that asking at every node of a deep tree costs linear time
+// overall rather than a walk of each subtree; leaves are answered without the cache.
 function referencedColumns(e: Expression): readonly (readonly string[])[] {
+  if (e.kind === 'column') return [e.path]
+  if (e.kind === 'literal') return NO_COLUMNS
   let paths = REFERENCED.get(e)
   if (paths === undefined) {
-    const children = childrenOf(e)
-    if (e.kind === 'column' || children.length === 0) {
-      paths = columnsOf(e)
-    } else {
-      const seen = new Set<string>()
-      const out: (readonly string[])[] = []
-      for (const c of children) {
-        for (const path of referencedColumns(c)) {
-          const key = path.join('\u0000')
-          if (!seen.has(key)) {
-            seen.add(key)
-            out.push(path)
-          }
+    const seen = new Set<string>()
+    const out: (readonly string[])[] = []
+    for (const c of childrenOf(e)) {
+      for (const path of referencedColumns(c)) {
+        const key = path.join('\u0000')
+        if (!seen.has(key)) {
+          seen.add(key)
+          out.push(path)
         }
       }
-      paths = out
     }
+    paths = out
     REFERENCED.set(e, paths)
   }
   return paths
