@@ -237,11 +237,24 @@ for (const layout of LAYOUTS) {
       // Contents too, at a version before the first checkpoint, at a checkpoint, and after the last.
       const newest = BigInt(modelAt.length - 1)
       for (const v of [3n, checkpoints[0]!, checkpoints.at(-1)! - 1n, newest]) {
-        const h = history.find((e) => e.version === v)!
+        const i = history.findIndex((e) => e.version === v)
+        const h = history[i]!
         await assertTableIs(table, modelAt[Number(v)]!, `timestamp of version ${v}`, {
           timestamp: h.timestamp,
         })
+        // The same instant as a Date and as ISO text, and an instant before the next commit.
+        assert.equal((await table.snapshot({ timestamp: new Date(h.timestamp) })).version, v)
+        assert.equal((await table.snapshot({ timestamp: new Date(h.timestamp).toISOString() })).version, v)
+        const later = history[i - 1]
+        if (later !== undefined && later.timestamp - h.timestamp > 1) {
+          assert.equal((await table.snapshot({ timestamp: later.timestamp - 1 })).version, v)
+        }
       }
+      await assert.rejects(
+        () => table.snapshot({ timestamp: history.at(-1)!.timestamp - 1 }),
+        (err) => isDeltaError(err, 'DELTA_VERSION_NOT_FOUND'),
+        'an instant before the first commit',
+      )
     })
 
     it('vacuum with zero retention keeps the latest version whole, readable through its checkpoint, and writable', async () => {
