@@ -1,6 +1,7 @@
 import { tombstoneOf } from '../conflict/file-actions.js'
 import type { Expression } from '../expressions/ast.js'
 import { splitPartitionPredicate } from '../expressions/evaluate-stats.js'
+import { toSql } from '../expressions/to-sql.js'
 import type { Action, AddFile } from '../protocol/actions.js'
 import { canWriteDeletionVectors } from '../protocol/table-features.js'
 import { pruneFiles } from '../scan/prune-files.js'
@@ -31,7 +32,10 @@ export async function buildDelete(
   const { files: candidates } = pruneFiles(snap, snap.activeFiles(), predicate)
   ctx.recordRead(candidates, predicate)
   const now = ctx.now()
-  const parameters = { predicate: predicate ? JSON.stringify([where]) : '[]' }
+  // Recorded as text, as Spark does: the caller's text, or an expression tree printed back.
+  const parameters = {
+    predicate: predicate ? JSON.stringify([typeof where === 'string' ? where : toSql(predicate)]) : '[]',
+  }
 
   const wholeFile =
     predicate === undefined || splitPartitionPredicate(predicate, snap.partitionColumns).data === undefined

@@ -3,6 +3,7 @@ import type { ColumnSpec, DataFileRef } from '../engine/data-plane.js'
 import type { Engine } from '../engine/engine.js'
 import { InvalidArgumentError } from '../errors/index.js'
 import type { Expression } from '../expressions/ast.js'
+import { checkExpression } from '../expressions/check-expression.js'
 import { parsePredicate } from '../expressions/parse-predicate.js'
 import type { AddFile } from '../protocol/actions.js'
 import { decodeAddPath } from '../protocol/partition-values.js'
@@ -156,12 +157,13 @@ async function checkDeletionVectors(
 /**
  * Parses a `where` option.
  *
- * @throws {InvalidPredicateError} on a malformed predicate
+ * @throws {InvalidPredicateError} on a malformed or too deep predicate
+ * @throws {InvalidArgumentError} when `where` is neither text nor an expression tree
  */
 export function parseWhere(where: string | Expression | undefined): Expression | undefined {
   if (where === undefined) return undefined
   if (typeof where === 'string') return where.trim() === '' ? undefined : parsePredicate(where)
-  return where
+  return checkExpression(where, 'where')
 }
 
 /**

@@ -2,6 +2,7 @@ import { type ConflictFlags, parseConflictFlags } from '../conflict/flags.js'
 import type { Engine } from '../engine/engine.js'
 import { createDefaultEngine, type DefaultEngineOptions } from '../engine-default/default-engine.js'
 import { ConcurrentModificationError, FileNotFoundError, InvalidArgumentError } from '../errors/index.js'
+import type { Expression } from '../expressions/ast.js'
 import { fileActionKey } from '../log/replay.js'
 import type { AppendOptions } from '../ops/append.js'
 import { buildMerge } from '../ops/merge.js'
@@ -22,6 +23,23 @@ import type { CommitRetryPolicy } from '../txn/commit-options.js'
 import type { CommitResult } from '../txn/commit-result.js'
 import { type BeginOptions, Transaction } from '../txn/transaction.js'
 import { mapLimit } from '../util/map-limit.js'
+import {
+  checkAppendOptions,
+  checkBeginOptions,
+  checkCheckpointOptions,
+  checkCreateOptions,
+  checkHistoryOptions,
+  checkLocation,
+  checkMergeOptions,
+  checkOpenOptions,
+  checkOptimizeOptions,
+  checkRows,
+  checkScanOptions,
+  checkSnapshotOptions,
+  checkUpdateOptions,
+  checkVacuumOptions,
+  checkWhere,
+} from './arguments.js'
 import { type CreateOptions, createTable } from './create-table.js'
 
 /** Options of {@link DeltaTable.open}. */
@@ -105,6 +123,9 @@ export class DeltaTable {
     options: CreateOptions,
     openOptions: OpenOptions = {},
   ): Promise<DeltaTable> {
+    checkLocation(location)
+    checkCreateOptions(options)
+    checkOpenOptions(openOptions, 'openOptions')
     const table = DeltaTable.#at(location, openOptions)
     try {
       await createTable(table.engine, location, options)
@@ -126,6 +147,8 @@ export class DeltaTable {
    * @throws {UnsupportedProtocolVersionError | UnsupportedTableFeatureError} when the table cannot be read
    */
   static async open(location: string, options: OpenOptions = {}): Promise<DeltaTable> {
+    checkLocation(location)
+    checkOpenOptions(options)
     const table = DeltaTable.#at(location, options)
     try {
       await table.snapshot()
@@ -152,7 +175,8 @@ export class DeltaTable {
    *
    * @throws {VersionNotFoundError} when that version or timestamp is not in the log
    */
-  snapshot(options: LoadSnapshotOptions = {}): Promise<Snapshot> {
+  async snapshot(options: LoadSnapshotOptions = {}): Promise<Snapshot> {
+    checkSnapshotOptions(options)
     return loadSnapshot(this.engine, this.location, options)
   }
 
@@ -162,6 +186,7 @@ export class DeltaTable {
    * @throws {UnsupportedTableFeatureError} when the table needs a writer feature delta-rlc lacks
    */
   async begin(options: BeginOptions = {}): Promise<Transaction> {
+    checkBeginOptions(options)
     const snapshot = await this.snapshot({ signal: options.signal })
     return new Transaction(
       {
@@ -185,6 +210,8 @@ export class DeltaTable {
     rows: readonly Readonly<Record<string, unknown>>[],
     options: AppendOptions = {},
   ): Promise<CommitResult> {
+    checkRows(rows, 'rows')
+    checkAppendOptions(options)
     const txn = await this.begin()
     await txn.append(rows, options)
     return txn.commit()
@@ -193,9 +220,12 @@ export class DeltaTable {
   /**
    * Deletes the rows matching a predicate (every row when it is absent) as one commit.
    *
-   * @param where - SQL predicate, e.g. `"id = 5 AND part = 'a'"`
+   * @param where - SQL predicate, e.g. `"id = 5 AND part = 'a'"`, or a parsed expression
+   * @throws {InvalidArgumentError} when `where` is neither text nor an expression
+   * @throws {InvalidPredicateError} when it does not parse
    */
-  async delete(where?: string): Promise<CommitResult> {
+  async delete(where?: string | Expression): Promise<CommitResult> {
+    checkWhere(where, 'where')
     const txn = await this.begin()
     await txn.delete(where)
     return txn.commit()
@@ -211,6 +241,7 @@ export class DeltaTable {
    *   UPDATE wrote are deleted again
    */
   async update(options: UpdateOptions): Promise<CommitResult> {
+    checkUpdateOptions(options)
     const txn = await this.begin()
     await txn.stage((ctx) => buildUpdate(ctx, options))
     return txn.commit()
@@ -231,6 +262,8 @@ export class DeltaTable {
     sourceRows: readonly Readonly<Record<string, unknown>>[],
     options: MergeOptions,
   ): Promise<CommitResult> {
+    checkRows(sourceRows, 'sourceRows')
+    checkMergeOptions(options)
     const txn = await this.begin()
     await txn.stage((ctx) => buildMerge(ctx, sourceRows, options))
     return txn.commit()
@@ -249,6 +282,7 @@ export class DeltaTable {
    * @throws {ConcurrentModificationError} when a conflict cannot be retried
    */
   async optimize(options: OptimizeOptions = {}): Promise<CommitResult> {
+    checkOptimizeOptions(options)
     let txn = await this.begin()
     const op = (await txn.stage((ctx) => buildOptimize(ctx, options))) as OptimizeOperation
     for (let retry = 0; ; retry++) {
@@ -281,6 +315,7 @@ export class DeltaTable {
    *   `enforceRetentionDuration: false`
    */
   async vacuum(options: VacuumOptions = {}): Promise<VacuumResult> {
+    checkVacuumOptions(options)
     const snap = await this.snapshot({ signal: options.signal })
     return vacuumTable(this.engine, snap, options)
   }
@@ -312,6 +347,8 @@ export class DeltaTable {
    * @returns the scan
    */
   scan(options: ScanOptions & LoadSnapshotOptions = {}): TableScan {
+    checkScanOptions(options)
+    checkSnapshotOptions(options)
     const { version, timestamp, ...rest } = options
     return new TableScan(
       this.engine,
@@ -328,6 +365,7 @@ export class DeltaTable {
    * @param options - `limit`: at most this many entries
    */
   async history(options: { limit?: number; signal?: AbortSignal } = {}): Promise<HistoryEntry[]> {
+    checkHistoryOptions(options)
     const signal = options.signal
     // The latest version's metadata says whether, and from which version, commits carry
     // In-Commit Timestamps; the listing after it may only show newer commits, never lose any.
@@ -362,6 +400,7 @@ export class DeltaTable {
    * @returns what was written
    */
   async checkpoint(options: { version?: Version } = {}): Promise<CheckpointResult> {
+    checkCheckpointOptions(options)
     const snap = await this.snapshot(options.version === undefined ? {} : { version: options.version })
     return writeCheckpoint(this.engine, snap)
   }

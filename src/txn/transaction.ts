@@ -33,6 +33,18 @@ import { columnSpecs, type ScanOptions, TableScan } from '../scan/table-scan.js'
 import { loadSnapshot } from '../snapshot/load-snapshot.js'
 import type { Snapshot } from '../snapshot/snapshot.js'
 import { writeCheckpoint } from '../snapshot/write-checkpoint.js'
+import {
+  checkAppendOptions,
+  checkAppId,
+  checkMarkerVersion,
+  checkMergeOptions,
+  checkOptimizeOptions,
+  checkRows,
+  checkScanOptions,
+  checkStagedActions,
+  checkUpdateOptions,
+  checkWhere,
+} from '../table/arguments.js'
 import { type CommitUncertainty, runCommitLoop } from './commit-loop.js'
 import { type CommitRetryPolicy, DEFAULT_RETRY_POLICY } from './commit-options.js'
 import type { CommitResult } from './commit-result.js'
@@ -117,6 +129,7 @@ export class Transaction {
    */
   scan(options: ScanOptions = {}): TableScan {
     this.#checkOpen()
+    checkScanOptions(options)
     return new TableScan(this.#ctx.engine, this.#ctx.snapshot, options, (files, predicate) =>
       this.#recordRead(files, predicate),
     )
@@ -137,6 +150,7 @@ export class Transaction {
    */
   readAppTransaction(appId: string): bigint | undefined {
     this.#checkOpen()
+    checkAppId(appId)
     this.#readAppIds.add(appId)
     return this.#ctx.snapshot.setTransactions().get(appId)?.version
   }
@@ -155,6 +169,7 @@ export class Transaction {
     options: { operation?: string; changesData?: boolean } = {},
   ): void {
     this.#checkOpen()
+    checkStagedActions(actions, options)
     const kept = actions.filter((a) => !('commitInfo' in a))
     this.#staged.push({
       operation: options.operation ?? 'MANUAL UPDATE',
@@ -174,11 +189,9 @@ export class Transaction {
    */
   setTransaction(appId: string, version: number | bigint): bigint | undefined {
     this.#checkOpen()
-    if (typeof appId !== 'string' || appId === '') {
-      throw new InvalidArgumentError('setTransaction needs a non-empty application id', { argument: 'appId' })
-    }
+    checkAppId(appId)
+    checkMarkerVersion(version)
     const v = BigInt(version)
-    if (v < 0n) throw new InvalidArgumentError('setTransaction needs a version >= 0', { argument: 'version' })
     if (this.#txnActions.some((a) => 'txn' in a && a.txn.appId === appId)) {
       throw new InvalidArgumentError(
         `This transaction already sets a version for application id '${appId}'`,
@@ -202,6 +215,8 @@ export class Transaction {
     rows: readonly Readonly<Record<string, unknown>>[],
     options: AppendOptions = {},
   ): Promise<Readonly<Record<string, number>>> {
+    checkRows(rows, 'rows')
+    checkAppendOptions(options)
     return (await this.stage((ctx) => buildAppend(ctx, rows, options))).metrics
   }
 
@@ -211,6 +226,7 @@ export class Transaction {
    * @returns the staged operation's metrics
    */
   async delete(where?: string | Expression): Promise<Readonly<Record<string, number>>> {
+    checkWhere(where, 'where')
     return (await this.stage((ctx) => buildDelete(ctx, where))).metrics
   }
 
@@ -221,6 +237,7 @@ export class Transaction {
    * @returns the staged operation's metrics
    */
   async update(options: UpdateOptions): Promise<Readonly<Record<string, number>>> {
+    checkUpdateOptions(options)
     return (await this.stage((ctx) => buildUpdate(ctx, options))).metrics
   }
 
@@ -235,6 +252,8 @@ export class Transaction {
     sourceRows: readonly Readonly<Record<string, unknown>>[],
     options: MergeOptions,
   ): Promise<Readonly<Record<string, number>>> {
+    checkRows(sourceRows, 'sourceRows')
+    checkMergeOptions(options)
     return (await this.stage((ctx) => buildMerge(ctx, sourceRows, options))).metrics
   }
 
@@ -246,6 +265,7 @@ export class Transaction {
    * @returns the staged operation's metrics
    */
   async optimize(options: OptimizeOptions = {}): Promise<Readonly<Record<string, number>>> {
+    checkOptimizeOptions(options)
     return (await this.stage((ctx) => buildOptimize(ctx, options))).metrics
   }
 
