@@ -11,6 +11,7 @@ import { checkWriteSupported } from '../protocol/table-features.js'
 import { columnMappingModeProperty, deletedFileRetentionMillis } from '../protocol/table-properties.js'
 import type { Snapshot } from '../snapshot/snapshot.js'
 import type { CommitResult } from '../txn/commit-result.js'
+import { IN_COMMIT_TIMESTAMP_FEATURE } from '../txn/in-commit-timestamps.js'
 
 /** Options of a VACUUM. */
 export interface VacuumOptions {
@@ -83,7 +84,8 @@ export async function vacuumTable(
   if (options === null || typeof options !== 'object') {
     throw new InvalidArgumentError('vacuum expects an options object', { argument: 'options' })
   }
-  checkWriteSupported(snap.protocol, snap.metadata)
+  // VACUUM writes no commit, so In-Commit Timestamps do not stand in its way.
+  checkWriteSupported(snap.protocol, snap.metadata, { extraWriterFeatures: [IN_COMMIT_TIMESTAMP_FEATURE] })
   const configured = deletedFileRetentionMillis(snap.properties)
   const retention = retentionMillis(options.retentionHours) ?? configured
   if (retention < configured && options.enforceRetentionDuration !== false) {

@@ -7,9 +7,8 @@
  * consequences.
  */
 import { parseOptimizeSourceComposition } from '../conflict/composition-tags.js'
-import { parseCommitFile } from '../protocol/action-json.js'
 import type { AddFile, RemoveFile } from '../protocol/actions.js'
-import { commitKey } from '../protocol/log-files.js'
+import { commitKey, parseCommitBytes } from '../protocol/log-files.js'
 import { decodeAddPath } from '../protocol/partition-values.js'
 import { loadDeletionVector } from '../scan/load-deletion-vector.js'
 import { columnSpecs } from '../scan/table-scan.js'
@@ -61,7 +60,7 @@ export async function checkCompactionOffsets(
   let sources = 0
   for (const version of versions) {
     const key = commitKey(BigInt(version))
-    const actions = parseCommitFile(new TextDecoder().decode(await engine.storage.read(key)), {
+    const actions = parseCommitBytes(await engine.storage.read(key), {
       path: key,
       version: BigInt(version),
     })

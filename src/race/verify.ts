@@ -12,8 +12,7 @@
  * where its composition tags say. It also explains every conflict abort by the winning operation.
  */
 import { InvalidArgumentError, isDeltaError } from '../errors/index.js'
-import { parseCommitFile } from '../protocol/action-json.js'
-import { commitKey, LOG_DIR, parseLogFileName } from '../protocol/log-files.js'
+import { commitKey, LOG_DIR, parseCommitBytes, parseLogFileName } from '../protocol/log-files.js'
 import { DeltaTable } from '../table/delta-table.js'
 import { type AttemptEvent, type RaceEvent, type RunEvent, readEvents } from './events.js'
 import { RaceModel } from './model.js'
@@ -409,7 +408,7 @@ async function readLog(table: DeltaTable, runId: string, initialVersion: number)
   const out: LoggedCommit[] = []
   for (const v of versions) {
     const key = commitKey(BigInt(v))
-    const actions = parseCommitFile(new TextDecoder().decode(await table.engine.storage.read(key)), {
+    const actions = parseCommitBytes(await table.engine.storage.read(key), {
       path: key,
       version: BigInt(v),
     })

@@ -127,6 +127,28 @@ describe('In-Commit Timestamps', () => {
     }
   })
 
+  it('every operation writes and VACUUM runs on a table that has them', async () => {
+    const root = await newRoot()
+    const table = await DeltaTable.create(root, {
+      schema: 'id long',
+      properties: { ...ICT_ON, 'delta.enableDeletionVectors': 'true' },
+    })
+    try {
+      await table.append([{ id: 1n }, { id: 2n }])
+      await table.append([{ id: 3n }])
+      await table.delete('id = 2')
+      await table.update({ where: 'id = 3', set: { id: '30' } })
+      await table.optimize()
+      const vacuumed = await table.vacuum({ retentionHours: 0, enforceRetentionDuration: false })
+      assert.ok(vacuumed.files.length >= 1, 'the compacted files are gone')
+      assert.deepEqual(await ids(table, (await table.snapshot()).version), [1n, 30n])
+      const latest = Number((await table.snapshot()).version)
+      for (let v = 1; v <= latest; v++) assert.ok((await ictOf(root, v)) > (await ictOf(root, v - 1)))
+    } finally {
+      await table.close()
+    }
+  })
+
   it('enabled at a later version: file times before it, In-Commit Timestamps from it', async () => {
     const root = await newRoot()
     const table = await DeltaTable.create(root, { schema: 'id long' })
