@@ -6,7 +6,7 @@
  *
  * The table: `id long not null, name string, value double, part int`, optionally partitioned by
  * `part`. Appended row `i` has `name` NULL for every third id, `value` NULL for every fifth, and
- * `part = i % 3`; MERGE inserts take ids from 1,000,000 up so they never meet appended ids.
+ * `part = i % 3`. MERGE sources mix appended ids with ids from 1,000,000 up, which no append uses.
  */
 import assert from 'node:assert/strict'
 import { readdir, unlink } from 'node:fs/promises'
@@ -73,7 +73,10 @@ export type Op =
       readonly kind: 'merge'
       /** upsert: update every column or insert; delete: delete matches; mixed: a conditional mix. */
       readonly mode: 'upsert' | 'delete' | 'mixed'
-      /** Source ids: existing ones match, ids at or above {@link MERGE_ID_BASE} insert. */
+      /**
+       * Source ids: below {@link MERGE_ID_BASE}, appended ids (they match unless deleted since);
+       * at or above it, ids no append uses.
+       */
       readonly ids: readonly number[]
       /** Varies the source values from one MERGE to the next. */
       readonly salt: number
