@@ -361,13 +361,20 @@ async function checkedCount(
   input: InputSource,
   selected: readonly SelectedColumn[],
   sql: string,
+  signal?: AbortSignal,
 ): Promise<number> {
+  // The pass is one long query: a stop signal interrupts it rather than waiting for its end.
+  const interrupt = () => input.con.interrupt()
+  signal?.addEventListener('abort', interrupt, { once: true })
   try {
     const counts = selected.map((_, i) => `count(c${i})`)
     const r = await input.con.runAndReadAll(`SELECT ${['count(*)', ...counts].join(', ')} FROM (${sql})`)
     return Number(r.getRows()[0]?.[0] ?? 0)
   } catch (err) {
+    signal?.throwIfAborted()
     throw await badValueError(input, selected, { rowsRead: 0, detail: firstLine(err), cause: err })
+  } finally {
+    signal?.removeEventListener('abort', interrupt)
   }
 }
 
@@ -380,7 +387,7 @@ async function* readBatches(
 ): AsyncGenerator<Record<string, unknown>[]> {
   const selected = selectColumns(input, schema, extra)
   const sql = selectSql(input, selected)
-  const expected = await checkedCount(input, selected, sql)
+  const expected = await checkedCount(input, selected, sql, signal)
   signal?.throwIfAborted()
   let stream: ResultStream
   try {
