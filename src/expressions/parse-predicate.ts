@@ -95,9 +95,12 @@ const COMPARISON_OPS: Readonly<Record<string, ComparisonOperator>> = Object.free
  * @param text - the predicate text
  * @returns the predicate tree
  * @throws {InvalidPredicateError} with the offset of the offending token when the text is not a
- *   valid predicate (syntax error, unknown function, bad literal, or a non-boolean expression)
+ *   valid predicate (syntax error, unknown function, bad literal, a non-boolean expression, or
+ *   nesting deeper than `MAX_EXPRESSION_DEPTH`)
+ * @throws {InvalidArgumentError} when `text` is not a string
  */
 export function parsePredicate(text: string): Expression {
+  checkText(text, 'parsePredicate')
   const parser = new Parser(text)
   const expr = parser.parseAll()
   parser.requirePredicate(expr)
@@ -110,10 +113,23 @@ export function parsePredicate(text: string): Expression {
  * @param text - the expression text
  * @returns the expression tree
  * @throws {InvalidPredicateError} with the offset of the offending token when the text is not a
- *   valid expression
+ *   valid expression, or nests deeper than `MAX_EXPRESSION_DEPTH`
+ * @throws {InvalidArgumentError} when `text` is not a string
  */
 export function parseExpression(text: string): Expression {
+  checkText(text, 'parseExpression')
   return new Parser(text).parseAll()
+}
+
+function checkText(text: unknown, fn: string): void {
+  if (typeof text !== 'string') {
+    throw new InvalidArgumentError(
+      `text must be a string of SQL for ${fn}; got ${text === null ? 'null' : typeof text}`,
+      {
+        argument: 'text',
+      },
+    )
+  }
 }
 
 class Parser {

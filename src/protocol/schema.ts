@@ -674,7 +674,8 @@ function describeToken(t: Token): string {
  * @param ddl - the schema text
  * @returns the frozen schema
  * @throws {InvalidArgumentError} pointing at the offending part, for a syntax error, an unknown
- *   type, an out-of-range decimal or column names that differ only by case
+ *   type, an out-of-range decimal, column names that differ only by case, or types nested deeper
+ *   than {@link MAX_DDL_TYPE_DEPTH}; also when `ddl` is not a string
  */
 export function parseDdlSchema(ddl: string): StructType {
   const fail = (pos: number, problem: string): never => {
@@ -687,6 +688,12 @@ export function parseDdlSchema(ddl: string): StructType {
         hint: "Write the schema as 'name type [NOT NULL], ...', e.g. 'id long not null, name string'.",
       },
     )
+  }
+  if (typeof ddl !== 'string') {
+    throw new InvalidArgumentError(`schema must be DDL text; got ${ddl === null ? 'null' : typeof ddl}`, {
+      argument: 'schema',
+      hint: "Write the schema as 'name type [NOT NULL], ...', e.g. 'id long not null, name string'.",
+    })
   }
   if (ddl.trim() === '') return fail(0, 'the schema is empty')
   const parser = new DdlParser(tokenize(ddl, fail), fail)

@@ -11,6 +11,7 @@ import { InvalidArgumentError, isDeltaError, StorageError } from '../errors/inde
 import type { Version } from '../protocol/actions.js'
 import { columnSpecs, dataFileRefs } from '../scan/table-scan.js'
 import type { LoadSnapshotOptions } from '../snapshot/load-snapshot.js'
+import { optionsObject } from './arguments.js'
 import type { DeltaTable } from './delta-table.js'
 
 /** Options of {@link createSnapshotView}. */
@@ -66,6 +67,15 @@ export async function createSnapshotView(
   table: DeltaTable,
   options: SnapshotViewOptions = {},
 ): Promise<SnapshotView> {
+  if (typeof (connection as { run?: unknown } | null)?.run !== 'function') {
+    throw new InvalidArgumentError('connection must be a DuckDB connection (DuckDBConnection)', {
+      argument: 'connection',
+    })
+  }
+  if (typeof (table as { snapshot?: unknown } | null)?.snapshot !== 'function') {
+    throw new InvalidArgumentError('table must be an open DeltaTable', { argument: 'table' })
+  }
+  optionsObject(options, 'options')
   const name = options.name ?? 't'
   if (typeof name !== 'string' || name.trim() === '') {
     throw new InvalidArgumentError('The view name must be a non-empty string', { argument: 'name' })

@@ -8,9 +8,12 @@ import { mkdtemp, readdir, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
+import { DuckDBInstance } from '@duckdb/node-api'
 import { InvalidArgumentError, InvalidPredicateError, isDeltaError } from '../../src/errors/index.js'
-import { parsePredicate } from '../../src/expressions/parse-predicate.js'
+import { parseExpression, parsePredicate } from '../../src/expressions/parse-predicate.js'
+import { parseDdlSchema } from '../../src/protocol/schema.js'
 import { DeltaTable } from '../../src/table/delta-table.js'
+import { createSnapshotView } from '../../src/table/sql-view.js'
 import type { Transaction } from '../../src/txn/transaction.js'
 
 const roots: string[] = []
@@ -184,6 +187,26 @@ describe('wrong argument types at the public entry points', () => {
       await refuses(() => run(txn), argument)
     })
   }
+
+  it('parsePredicate, parseExpression and parseDdlSchema refuse values that are not text', async () => {
+    await refuses(() => parsePredicate(bad(5)), 'text')
+    await refuses(() => parseExpression(bad(null)), 'text')
+    await refuses(() => parseDdlSchema(bad({ id: 'long' })), 'schema')
+  })
+
+  it('createSnapshotView refuses a missing connection, a non-table and options of the wrong type', async () => {
+    const instance = await DuckDBInstance.create(':memory:')
+    const con = await instance.connect()
+    try {
+      await refuses(() => createSnapshotView(bad(null), table), 'connection')
+      await refuses(() => createSnapshotView(con, bad({})), 'table')
+      await refuses(() => createSnapshotView(con, table, bad('v')), 'options')
+      await refuses(() => createSnapshotView(con, table, bad({ version: 'latest' })), 'options.version')
+    } finally {
+      con.closeSync()
+      instance.closeSync()
+    }
+  })
 
   it('leaves the table as it was: no commit, the same rows', async () => {
     const versions = (await readdir(join(dir, '_delta_log'))).filter((f) => f.endsWith('.json'))
