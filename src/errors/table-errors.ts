@@ -126,6 +126,24 @@ export class InvalidDeletionVectorError extends DeltaError {
   }
 }
 
+/** Characters of predicate text shown on each side of an error position. */
+const POINTER_CONTEXT = 60
+
+/**
+ * The text under a caret at `position`; a long text (a generated 100,000-term predicate) is cut
+ * to the part around the position, so that the message stays readable.
+ */
+function predicatePointer(text: string, position: number | undefined): string {
+  if (position === undefined) return ''
+  const at = Math.max(0, Math.min(position, text.length))
+  const from = Math.max(0, at - POINTER_CONTEXT)
+  const to = Math.min(text.length, at + POINTER_CONTEXT)
+  const head = from > 0 ? '...' : ''
+  const tail = to < text.length ? '...' : ''
+  const line = `${head}${text.slice(from, to)}${tail}`.replace(/[\r\n\t]/g, ' ')
+  return `\n  ${line}\n  ${' '.repeat(head.length + at - from)}^`
+}
+
 /** A predicate or SQL expression could not be parsed or typed. */
 export class InvalidPredicateError extends DeltaError {
   readonly code = 'DELTA_INVALID_PREDICATE'
@@ -139,11 +157,7 @@ export class InvalidPredicateError extends DeltaError {
     position?: number,
     options?: { cause?: unknown; hint?: string },
   ) {
-    const pointer =
-      position === undefined
-        ? ''
-        : `\n  ${text}\n  ${' '.repeat(Math.max(0, Math.min(position, text.length)))}^`
-    super(`${message}${pointer}`, options)
+    super(`${message}${predicatePointer(text, position)}`, options)
     this.text = text
     this.position = position
   }

@@ -100,6 +100,23 @@ describe('long AND / OR chains', () => {
     assert.deepEqual(parsePredicate(printed), e)
   })
 
+  it('points at an error late in a 100,000-term text with a short excerpt, not the whole text', () => {
+    const text = `${chain('OR', 100_000, (i) => `id = ${i}`)} OR id =`
+    assert.throws(
+      () => parsePredicate(text),
+      (err: unknown) => {
+        assert.ok(err instanceof InvalidPredicateError)
+        assert.equal(err.position, text.length)
+        assert.equal(err.text, text)
+        assert.ok(err.message.length < 300, `${err.message.length} characters`)
+        const [, excerpt, caret] = err.message.split('\n')
+        assert.ok(excerpt?.startsWith('  ...') && excerpt.endsWith('OR id ='), excerpt)
+        assert.equal(caret?.indexOf('^'), excerpt.length)
+        return true
+      },
+    )
+  })
+
   it('parses a flat AND of 100,000 terms the same way', () => {
     const e = parsePredicate(chain('AND', 100_000, (i) => `id <> ${i}`))
     assert.ok(expressionDepth(e) <= 19)
