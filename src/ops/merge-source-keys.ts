@@ -89,8 +89,20 @@ function build(
   rows: readonly Readonly<Record<string, unknown>>[],
   inSetThreshold: number,
 ): SourceKeyPredicate | undefined {
-  const tuples = new Map<string, Value[]>()
+  // One key column holds values of one tag, so its values (bigint, string, number, boolean)
+  // are map keys themselves, with no text built per row; bytes and tuples get a text key.
+  const tuples = new Map<unknown, Value[]>()
+  const single = keys.length === 1 ? (keys[0] as EquiKey) : undefined
   for (const row of rows) {
+    if (single !== undefined) {
+      const v = coerceRaw(row[single.source], types[0]!)
+      if (v === undefined) return undefined
+      if (v !== null) {
+        const key = typeof v.v === 'object' ? tupleKey([v]) : v.v
+        if (!tuples.has(key)) tuples.set(key, [v])
+      }
+      continue
+    }
     const tuple: Value[] = []
     let complete = true
     for (let i = 0; i < keys.length; i++) {
