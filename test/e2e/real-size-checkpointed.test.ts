@@ -20,6 +20,7 @@ import {
   assertTableIs,
   checkpointVersions,
   describeOp,
+  filesTheLogDoesNotName,
   MERGE_ID_BASE,
   type ModelRow,
   type Op,
@@ -190,6 +191,13 @@ for (const layout of LAYOUTS) {
         }
         assert.equal(live, BigInt(modelAt[Number(v)]!.length), `version ${v}: live rows by the statistics`)
       }
+    })
+
+    it('leaves no file on disk that the log does not name', async () => {
+      assert.ok(modelAt.length > 50, 'the log was built')
+      const { listed, unnamed } = await filesTheLogDoesNotName(table, dir)
+      assert.ok(listed > 50, `${listed} data and deletion-vector files`)
+      assert.deepEqual(unnamed, [])
     })
 
     it('history lists every commit, newest first, with the operation each commit reported', async () => {

@@ -10,8 +10,11 @@
  */
 import assert from 'node:assert/strict'
 import { readdir, unlink } from 'node:fs/promises'
-import { join } from 'node:path'
+import { join, relative } from 'node:path'
+import { resolveDvLocation } from '../../src/dv/index.js'
 import type { MergeOptions } from '../../src/ops/merge-clauses.js'
+import type { DeletionVectorDescriptor } from '../../src/protocol/actions.js'
+import { decodeAddPath } from '../../src/protocol/partition-values.js'
 import type { DeltaTable } from '../../src/table/delta-table.js'
 import type { CommitResult } from '../../src/txn/commit-result.js'
 
@@ -373,4 +376,37 @@ export async function cleanUpLogBefore(dir: string, checkpoint: bigint): Promise
     deleted.push(n)
   }
   return deleted.sort()
+}
+
+/**
+ * Files under a local table's root (outside `_delta_log/`) that the latest snapshot names
+ * neither as a live file nor as a tombstone, nor as the deletion vector of one: files a failed
+ * or finished operation left behind. Every tombstone is still in the snapshot while it is inside
+ * the retention window, so on a young table this is exactly the set of files no version uses.
+ *
+ * @param table - the table
+ * @param dir - its directory
+ * @returns how many files were listed, and the keys of those the log does not name, sorted
+ */
+export async function filesTheLogDoesNotName(
+  table: DeltaTable,
+  dir: string,
+): Promise<{ listed: number; unnamed: string[] }> {
+  const snap = await table.snapshot()
+  const named = new Set<string>()
+  const name = (path: string, dv: DeletionVectorDescriptor | undefined) => {
+    const decoded = decodeAddPath(path)
+    if (decoded.kind === 'relative') named.add(decoded.key)
+    if (dv === undefined) return
+    const loc = resolveDvLocation(dv)
+    if (loc.kind === 'relative') named.add(loc.path)
+  }
+  for (const f of snap.activeFiles()) name(f.path, f.deletionVector)
+  for (const t of snap.tombstones()) name(t.path, t.deletionVector)
+  const entries = await readdir(dir, { recursive: true, withFileTypes: true })
+  const keys = entries
+    .filter((e) => e.isFile())
+    .map((e) => relative(dir, join(e.parentPath, e.name)))
+    .filter((k) => !k.startsWith('_delta_log/'))
+  return { listed: keys.length, unnamed: keys.filter((k) => !named.has(k)).sort() }
 }
