@@ -1,4 +1,4 @@
-import type { DeltaTable } from '../index.js'
+import { type DeltaTable, InternalError } from '../index.js'
 import type { CommandContext } from './command.js'
 import type { CommitResult } from './commit-output.js'
 import { type InputFormat, inputFormatOf, openInputFiles } from './input-file.js'
@@ -59,6 +59,7 @@ export async function appendInputFiles(
     let rows = 0
     let batches = 0
     let stagedFiles = 0
+    let stagedRows = 0
     try {
       const batchRows = Math.max(1, options.batchRows ?? DEFAULT_BATCH_ROWS)
       for await (const batch of input.readRows(txn.snapshot.schema, batchRows, 'error', staging.signal)) {
@@ -68,11 +69,19 @@ export async function appendInputFiles(
           options.targetFileSize === undefined ? {} : { targetFileSize: options.targetFileSize },
         )
         stagedFiles += metrics.numFiles ?? 0
+        stagedRows += metrics.numOutputRows ?? 0
         rows += batch.length
         batches++
         progress.update(rows)
       }
       staging.signal.throwIfAborted()
+      // The rows written are counted by the writer from its own files: a difference from the
+      // rows read means rows were lost or doubled on the way, and nothing may be committed.
+      if (stagedRows !== rows) {
+        throw new InternalError(
+          `the staged data files hold ${stagedRows} rows but ${rows} were read from the input; nothing was committed`,
+        )
+      }
     } catch (err) {
       progress.finish()
       await txn.abort()
