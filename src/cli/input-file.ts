@@ -483,7 +483,19 @@ async function locateBadValue(
   failure: StreamFailure,
 ): Promise<BadValue> {
   const full = failure.cause instanceof Error ? failure.cause.message : failure.detail
-  const found: BadValue = { ...parseReaderError(full), reason: reasonOf(full) }
+  const found = await locateValue(input, selected, failure, full)
+  if (found.line !== undefined && found.row === undefined) {
+    found.row = input.format === 'csv' ? found.line - 1 : found.line
+  }
+  return found
+}
+
+async function locateValue(
+  input: InputSource,
+  selected: readonly SelectedColumn[],
+  failure: StreamFailure,
+  full: string,
+): Promise<BadValue> {
   // A file DuckDB cannot even split into rows fails whatever columns are read: no column is at
   // fault, and the halving below would blame one.
   try {
@@ -492,6 +504,7 @@ async function locateBadValue(
     const message = err instanceof Error ? err.message : String(err)
     return { ...parseReaderError(message), reason: reasonOf(message) }
   }
+  const found: BadValue = { ...parseReaderError(full), reason: reasonOf(full) }
   if (found.column === undefined) {
     const bad = await findBadColumn(input, selected, failure.cause instanceof Error ? full : undefined)
     if (bad === undefined) return found
@@ -502,9 +515,6 @@ async function locateBadValue(
   if (found.line === undefined && found.column !== undefined) {
     const col = selected[input.columns.findIndex((c) => c.name === found.column)]
     if (col !== undefined) Object.assign(found, await findBadRow(input, col))
-  }
-  if (found.line !== undefined && found.row === undefined) {
-    found.row = input.format === 'csv' ? found.line - 1 : found.line
   }
   return found
 }
