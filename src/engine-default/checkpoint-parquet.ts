@@ -5,6 +5,7 @@ import { type DuckDBStructType, type DuckDBType, DuckDBTypeId } from '@duckdb/no
 import type { CheckpointWriteOptions, EngineCallOptions, ParquetHandler } from '../engine/engine.js'
 import { InvalidTableError, isDeltaError, StorageError } from '../errors/index.js'
 import type { ObjectStore } from '../storage/object-store.js'
+import { dataPlaneError, dataPlaneFailureKind } from './duckdb-errors.js'
 import { type DuckDbRuntime, sqlIdent, sqlString } from './duckdb-runtime.js'
 import { duckType } from './duckdb-types.js'
 import { scratchEntryName } from './scratch-dir.js'
@@ -163,6 +164,8 @@ export class DuckDbParquetHandler implements ParquetHandler {
       })
     } catch (err) {
       if (isDeltaError(err)) throw err
+      // A JavaScript error (a TypeError, a stack overflow) is a bug, not a damaged checkpoint.
+      if (dataPlaneFailureKind(err) === 'internal') throw dataPlaneError(err, { what: 'checkpoint read' })
       throw new InvalidTableError(
         'invalid-checkpoint',
         `Cannot read checkpoint file(s) ${keys.join(', ')}: ${errorText(err)}`,
@@ -205,6 +208,8 @@ export class DuckDbParquetHandler implements ParquetHandler {
       return bytes.byteLength
     } catch (err) {
       if (isDeltaError(err) || (err instanceof Error && err.name === 'AbortError')) throw err
+      if (dataPlaneFailureKind(err) === 'internal')
+        throw dataPlaneError(err, { what: `checkpoint write of ${key}` })
       throw new StorageError(`Cannot write checkpoint ${key}: ${errorText(err)}`, { path: key, cause: err })
     } finally {
       await rm(jsonPath, { force: true })

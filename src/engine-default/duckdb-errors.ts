@@ -95,10 +95,13 @@ export function dataPlaneFailureKind(err: unknown): DataPlaneFailureKind {
   return isSystemError(err) ? 'io' : 'internal'
 }
 
-/** Node's errors from the file system and the operating system carry an `E...` code. */
+/**
+ * Node's errors from the operating system carry an errno name (`ENOENT`, `ENOSPC`), and its file
+ * system's own limits an `ERR_FS_` code (a file too large to read at once).
+ */
 function isSystemError(err: unknown): boolean {
   const code = (err as { code?: unknown } | null)?.code
-  return err instanceof Error && typeof code === 'string' && /^E[A-Z0-9]+$/.test(code)
+  return err instanceof Error && typeof code === 'string' && /^(?:E[A-Z0-9]+|ERR_FS_[A-Z_]+)$/.test(code)
 }
 
 /** What the failing step was evaluating for the caller, if anything. */

@@ -24,6 +24,7 @@ import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { InvalidArgumentError, isDeltaError, StorageError } from '../errors/index.js'
 import type { FileMeta, ObjectStore } from '../storage/object-store.js'
+import { dataPlaneError, dataPlaneFailureKind } from './duckdb-errors.js'
 import { processAlive } from './scratch-dir.js'
 import type { StagedFile } from './staging.js'
 
@@ -421,6 +422,8 @@ function errno(err: unknown): string | undefined {
 
 function cacheError(err: unknown, dir: string): unknown {
   if (isDeltaError(err) || (err instanceof Error && err.name === 'AbortError')) return err
+  // Only the file system's own errors are the cache directory's; anything else is a bug.
+  if (dataPlaneFailureKind(err) === 'internal') return dataPlaneError(err, { what: 'staging' })
   const code = errno(err)
   const message = err instanceof Error ? err.message : String(err)
   return new StorageError(`The staging cache in ${dir} failed: ${message}`, {

@@ -110,6 +110,11 @@ describe('DuckDB failures mapped to library errors', () => {
     const err = await readFile(join(dir, 'nothing-here')).catch((e: unknown) => e)
     assert.equal(dataPlaneFailureKind(err), 'io')
     assert.ok(isDeltaError(dataPlaneError(err, { what: 'write' }), 'DELTA_STORAGE_ERROR'))
+    // Node's limit on reading a file at once (a file over 2 GiB) is a file's failure too.
+    const tooLarge = Object.assign(new RangeError('File size is greater than 2 GiB'), {
+      code: 'ERR_FS_FILE_TOO_LARGE',
+    })
+    assert.ok(isDeltaError(dataPlaneError(tooLarge, { what: 'staging' }), 'DELTA_STORAGE_ERROR'))
   })
 
   it('a stack overflow or a TypeError is a bug (DELTA_INTERNAL), not a storage error', () => {
