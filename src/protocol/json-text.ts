@@ -41,8 +41,9 @@ export const MAX_JSON_DEPTH = 1000
  * @returns the offset of the bracket that goes one level too deep, or -1
  */
 export function jsonDepthExceeded(text: string, limit: number): number {
-  // Nesting deeper than the limit needs more brackets than that.
-  if (text.length <= limit) return -1
+  // Nesting deeper than the limit needs more opening brackets than that; counting them with
+  // indexOf (native, and usually a handful per line) settles ordinary lines without the loop.
+  if (text.length <= limit || countUpTo(text, '{', countUpTo(text, '[', 0, limit), limit) <= limit) return -1
   let depth = 0
   let inString = false
   for (let i = 0; i < text.length; i++) {
@@ -60,6 +61,13 @@ export function jsonDepthExceeded(text: string, limit: number): number {
     }
   }
   return -1
+}
+
+/** `seen` plus the occurrences of `c` in `text`, counting no further than just past `limit`. */
+function countUpTo(text: string, c: string, seen: number, limit: number): number {
+  let n = seen
+  for (let i = text.indexOf(c); i >= 0 && n <= limit; i = text.indexOf(c, i + 1)) n++
+  return n
 }
 
 /**
