@@ -109,9 +109,9 @@ describe('long AND / OR chains', () => {
         assert.equal(err.position, text.length)
         assert.equal(err.text, text)
         assert.ok(err.message.length < 300, `${err.message.length} characters`)
-        const [, excerpt, caret] = err.message.split('\n')
-        assert.ok(excerpt?.startsWith('  ...') && excerpt.endsWith('OR id ='), excerpt)
-        assert.equal(caret?.indexOf('^'), excerpt.length)
+        const [, excerpt = '', caret = ''] = err.message.split('\n')
+        assert.ok(excerpt.startsWith('  ...') && excerpt.endsWith('OR id ='), excerpt)
+        assert.equal(caret.indexOf('^'), excerpt.length)
         return true
       },
     )
