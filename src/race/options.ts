@@ -96,6 +96,12 @@ export interface RaceOptions {
   readonly runId?: string | undefined
   /** The writers' commit retry policy (default: the engine's). */
   readonly commitRetry?: Partial<CommitRetryPolicy> | undefined
+  /**
+   * Milliseconds each writer's store requests take on top of the store's own time (default 0):
+   * a local table then behaves like one in an object store that far away (see
+   * `createDelayStore`). Creating the table and verifying it take no added latency.
+   */
+  readonly storeLatencyMs?: number | undefined
 }
 
 /** One writer of a resolved configuration. */
@@ -128,6 +134,8 @@ export interface RaceConfig {
   readonly appendRows: number
   readonly hotKeys: number
   readonly commitRetry?: Partial<CommitRetryPolicy> | undefined
+  /** Added latency of each writer store request, ms; absent for none. */
+  readonly storeLatencyMs?: number | undefined
 }
 
 /** The mix `npm run demo` and the CLI use when none is given: seven writers of every kind. */
@@ -216,6 +224,9 @@ export function resolveRaceConfig(options: RaceOptions): RaceConfig {
     appendRows: positive('appendRows', options.appendRows ?? 50, 1),
     hotKeys: positive('hotKeys', options.hotKeys ?? 16, 1),
     ...(options.commitRetry === undefined ? {} : { commitRetry: Object.freeze({ ...options.commitRetry }) }),
+    ...(options.storeLatencyMs === undefined || options.storeLatencyMs === 0
+      ? {}
+      : { storeLatencyMs: latency(options.storeLatencyMs) }),
   })
 }
 
@@ -333,6 +344,15 @@ function conflictsFlags(conflicts: RaceConflicts): 'all' | 'none' | Readonly<Rec
 function positive(name: string, value: number, min: number): number {
   if (!Number.isSafeInteger(value) || value < min) {
     throw new InvalidArgumentError(`Invalid ${name} ${value}: use an integer >= ${min}`, { argument: name })
+  }
+  return value
+}
+
+function latency(value: number): number {
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
+    throw new InvalidArgumentError(`Invalid storeLatencyMs ${String(value)}: use a number of ms >= 0`, {
+      argument: 'storeLatencyMs',
+    })
   }
   return value
 }

@@ -12,8 +12,10 @@
 import { existsSync } from 'node:fs'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { ConcurrentModificationError, isDeltaError, StorageError } from '../errors/index.js'
+import { createDelayStore } from '../storage/delay-store.js'
 import { createFaultyStore, type FaultPlan } from '../storage/faulty-store.js'
 import { openStore } from '../storage/index.js'
+import type { ObjectStore } from '../storage/object-store.js'
 import { DeltaTable } from '../table/delta-table.js'
 import type { CommitResult } from '../txn/commit-result.js'
 import { type AttemptEvent, EventSink, type KillMoment, readEvents } from './events.js'
@@ -59,7 +61,7 @@ export async function runWriter(task: WriterTask, awaitStart?: AwaitStart): Prom
   const resume = existsSync(task.eventsPath) ? await resumePoint(task.eventsPath) : { seq: 0, tries: 0 }
   const sink = new EventSink(task.eventsPath)
   const killSwitch = createKillSwitchStore(
-    createFaultyStore(openStore(config.location), faultPlanOf(config, writer.index, task.incarnation)),
+    createFaultyStore(storeOf(config), faultPlanOf(config, writer.index, task.incarnation)),
   )
   const appId = appIdOf(config.runId, writer.index)
   let table: DeltaTable | undefined
@@ -227,6 +229,13 @@ function killMomentOf(task: WriterTask, seq: number, tryNo: number): KillMoment 
   const rnd = seededRandom(task.config.seed, task.writer.index, seq, tryNo, task.incarnation, 2)
   if (rnd.next() >= rate) return undefined
   return KILL_MOMENTS[rnd.int(KILL_MOMENTS.length)]
+}
+
+/** The writer's store: the table's, behind the race's added request latency when it has one. */
+function storeOf(config: RaceConfig): ObjectStore {
+  const store = openStore(config.location)
+  const latencyMs = config.storeLatencyMs ?? 0
+  return latencyMs > 0 ? createDelayStore(store, { latencyMs }) : store
 }
 
 function faultPlanOf(config: RaceConfig, writer: number, incarnation: number): FaultPlan {

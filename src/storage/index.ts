@@ -13,6 +13,8 @@ import { createS3Store, type S3StoreOptions } from './s3-store.js'
 
 export type { AzureLocation, AzureStoreOptions, AzureTokenCredential } from './azure-store.js'
 export { createAzureStore, parseAzureLocation } from './azure-store.js'
+export type { DelayStore, DelayStoreOptions, DelayStoreRequests } from './delay-store.js'
+export { createDelayStore } from './delay-store.js'
 export type {
   DelayRule,
   FaultPlan,
