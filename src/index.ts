@@ -80,7 +80,7 @@ export type {
   StoreCallOptions,
 } from './storage/object-store.js'
 export type { CreateOptions } from './table/create-table.js'
-export { DeltaTable, type HistoryEntry, type OpenOptions } from './table/delta-table.js'
+export { DeltaTable, type HistoryEntry, type OpenOptions, type StopOptions } from './table/delta-table.js'
 export { createSnapshotView, type SnapshotView, type SnapshotViewOptions } from './table/sql-view.js'
 export type { CommitRetryPolicy } from './txn/commit-options.js'
 export type { CommitResult } from './txn/commit-result.js'

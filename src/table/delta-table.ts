@@ -1,7 +1,12 @@
 import { type ConflictFlags, parseConflictFlags } from '../conflict/flags.js'
 import type { Engine } from '../engine/engine.js'
 import { createDefaultEngine, type DefaultEngineOptions } from '../engine-default/default-engine.js'
-import { ConcurrentModificationError, FileNotFoundError, InvalidArgumentError } from '../errors/index.js'
+import {
+  ConcurrentModificationError,
+  FileNotFoundError,
+  InternalError,
+  InvalidArgumentError,
+} from '../errors/index.js'
 import type { Expression } from '../expressions/ast.js'
 import { fileActionKey } from '../log/replay.js'
 import type { AppendOptions } from '../ops/append.js'
@@ -64,6 +69,20 @@ export interface OpenOptions {
   readonly retry?: Partial<CommitRetryPolicy>
   /** Write a checkpoint every `delta.checkpointInterval` commits (default true). */
   readonly autoCheckpoint?: boolean
+}
+
+/**
+ * The stop signal of a data-changing call ({@link DeltaTable.delete}, `update`, `merge`,
+ * `optimize`).
+ */
+export interface StopOptions {
+  /**
+   * Stops the operation before its commit: the running step ends at its next check (or its
+   * DuckDB query where the engine interrupts one), every file the operation wrote is deleted,
+   * and the call rejects with the signal's reason. Once the commit has started it runs to its
+   * end, so its outcome is never left half-known; a signal aborted then changes nothing.
+   */
+  readonly signal?: AbortSignal | undefined
 }
 
 /** One entry of {@link DeltaTable.history}. */
@@ -221,37 +240,42 @@ export class DeltaTable {
    * Deletes the rows matching a predicate (every row when it is absent) as one commit.
    *
    * @param where - SQL predicate, e.g. `"id = 5 AND part = 'a'"`, or a parsed expression
+   * @param options - `signal` stops the DELETE before its commit (see {@link StopOptions})
    * @throws {InvalidArgumentError} when `where` is neither text nor an expression
    * @throws {InvalidPredicateError} when it does not parse
    */
-  async delete(where?: string | Expression): Promise<CommitResult> {
+  async delete(where?: string | Expression, options: StopOptions = {}): Promise<CommitResult> {
     checkWhere(where, 'where')
-    const txn = await this.begin()
-    await txn.delete(where)
-    return txn.commit()
+    const signal = stopSignalOf(options, 'options')
+    return this.#stageAndCommit(signal, async (txn) => {
+      await txn.delete(where)
+    })
   }
 
   /**
    * Updates the rows matching `where` (every row when absent) as one commit.
    *
-   * @param options - `where` predicate and `set` (column name to SQL expression)
+   * @param options - `where` predicate, `set` (column name to SQL expression), and a `signal`
+   *   that stops the UPDATE before its commit (see {@link StopOptions})
    * @returns the commit
    * @throws {InvalidArgumentError} for a bad `set`; nothing is written
    * @throws {ConcurrentModificationError} when a concurrent commit conflicts; the files this
    *   UPDATE wrote are deleted again
    */
-  async update(options: UpdateOptions): Promise<CommitResult> {
+  async update(options: UpdateOptions & StopOptions): Promise<CommitResult> {
     checkUpdateOptions(options)
-    const txn = await this.begin()
-    await txn.stage((ctx) => buildUpdate(ctx, options))
-    return txn.commit()
+    const signal = stopSignalOf(options, 'options')
+    return this.#stageAndCommit(signal, async (txn) => {
+      await txn.stage((ctx) => buildUpdate(ctx, options))
+    })
   }
 
   /**
    * Merges source rows into the table as one commit (see `buildMerge` for the semantics).
    *
    * @param sourceRows - plain objects keyed by source column name
-   * @param options - `on` and the `whenMatched`, `whenNotMatched`, `whenNotMatchedBySource` clauses
+   * @param options - `on`, the `whenMatched`, `whenNotMatched`, `whenNotMatchedBySource` clauses,
+   *   and a `signal` that stops the MERGE before its commit (see {@link StopOptions})
    * @returns the commit
    * @throws {InvalidArgumentError} for bad clauses or several source rows matching one target
    *   row; nothing is written
@@ -260,13 +284,14 @@ export class DeltaTable {
    */
   async merge(
     sourceRows: readonly Readonly<Record<string, unknown>>[],
-    options: MergeOptions,
+    options: MergeOptions & StopOptions,
   ): Promise<CommitResult> {
     checkRows(sourceRows, 'sourceRows')
     checkMergeOptions(options)
-    const txn = await this.begin()
-    await txn.stage((ctx) => buildMerge(ctx, sourceRows, options))
-    return txn.commit()
+    const signal = stopSignalOf(options, 'options')
+    return this.#stageAndCommit(signal, async (txn) => {
+      await txn.stage((ctx) => buildMerge(ctx, sourceRows, options))
+    })
   }
 
   /**
@@ -277,14 +302,19 @@ export class DeltaTable {
    * the schema and partitioning are unchanged (rlc-spec 2.4); otherwise the conflict is thrown
    * and the outputs are deleted again.
    *
-   * @param options - sizes, Z-order columns, partition predicate
+   * @param options - sizes, Z-order columns, partition predicate, and a `signal` that stops the
+   *   rewriting before the first commit attempt (see {@link StopOptions}; retries run to their end)
    * @returns the commit (`committed: false` when there was nothing to compact)
    * @throws {ConcurrentModificationError} when a conflict cannot be retried
    */
-  async optimize(options: OptimizeOptions = {}): Promise<CommitResult> {
+  async optimize(options: OptimizeOptions & StopOptions = {}): Promise<CommitResult> {
     checkOptimizeOptions(options)
-    let txn = await this.begin()
-    const op = (await txn.stage((ctx) => buildOptimize(ctx, options))) as OptimizeOperation
+    const signal = stopSignalOf(options, 'options')
+    let op: OptimizeOperation | undefined
+    let txn = await this.#stageUnder(signal, async (t) => {
+      op = (await t.stage((ctx) => buildOptimize(ctx, options))) as OptimizeOperation
+    })
+    if (op === undefined) throw new InternalError('OPTIMIZE staged no operation')
     for (let retry = 0; ; retry++) {
       // A retry commits the same outputs: they must outlive this attempt's conflict.
       if (retry < OPTIMIZE_MAX_RETRIES) txn.keepWrittenFilesOnConflict()
@@ -318,6 +348,61 @@ export class DeltaTable {
     checkVacuumOptions(options)
     const snap = await this.snapshot({ signal: options.signal })
     return vacuumTable(this.engine, snap, options)
+  }
+
+  /** Stages under `signal` (see {@link DeltaTable.#stageUnder}), then commits whatever it does. */
+  async #stageAndCommit(
+    signal: AbortSignal | undefined,
+    stage: (txn: Transaction) => Promise<void>,
+  ): Promise<CommitResult> {
+    return (await this.#stageUnder(signal, stage)).commit()
+  }
+
+  /**
+   * Begins a transaction and stages into it while `signal` may stop the work. The transaction
+   * gets a signal of its own that follows `signal` only until staging ends: the commit must not
+   * be cut off half-way. A stop, or any failure, aborts the transaction, which deletes every file
+   * its staged operations wrote (an operation deletes what it wrote itself when it fails half-way).
+   *
+   * @returns the transaction, ready to commit
+   * @throws the signal's reason when it stopped the staging
+   */
+  async #stageUnder(
+    signal: AbortSignal | undefined,
+    stage: (txn: Transaction) => Promise<void>,
+  ): Promise<Transaction> {
+    if (signal === undefined) {
+      const txn = await this.begin()
+      try {
+        await stage(txn)
+      } catch (err) {
+        await txn.abort()
+        throw err
+      }
+      return txn
+    }
+    signal.throwIfAborted()
+    const staging = new AbortController()
+    const stop = (): void => staging.abort(signal.reason)
+    signal.addEventListener('abort', stop, { once: true })
+    try {
+      const txn = await this.begin({ signal: staging.signal })
+      try {
+        await stage(txn)
+        staging.signal.throwIfAborted()
+      } catch (err) {
+        await txn.abort()
+        // The step that noticed the stop may have wrapped or replaced it; the reason is the answer.
+        if (staging.signal.aborted) throw staging.signal.reason
+        throw err
+      }
+      return txn
+    } catch (err) {
+      if (staging.signal.aborted) throw staging.signal.reason
+      throw err
+    } finally {
+      signal.removeEventListener('abort', stop)
+    }
   }
 
   /** A new transaction re-staging `op` when all its sources are still live, else undefined. */
@@ -409,6 +494,18 @@ export class DeltaTable {
   async close(): Promise<void> {
     if (this.#ownsEngine) await this.engine.close()
   }
+}
+
+/** The `signal` of a {@link StopOptions}, checked. */
+function stopSignalOf(options: unknown, at: string): AbortSignal | undefined {
+  if (options === null || typeof options !== 'object') {
+    throw new InvalidArgumentError(`${at} must be an object`, { argument: at })
+  }
+  const signal = (options as { signal?: unknown }).signal
+  if (signal !== undefined && !(signal instanceof AbortSignal)) {
+    throw new InvalidArgumentError(`${at}.signal must be an AbortSignal`, { argument: `${at}.signal` })
+  }
+  return signal
 }
 
 /** How many times OPTIMIZE re-stages its outputs after a conflict. */

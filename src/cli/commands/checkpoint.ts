@@ -1,4 +1,5 @@
 import { type Command, integerOption } from '../command.js'
+import { InterruptedError, runStoppable } from '../interrupt.js'
 import { formatBytes, formatCount } from '../terminal.js'
 
 /** `delta-rlc checkpoint`: write a checkpoint of the latest (or a given) version. */
@@ -13,7 +14,14 @@ export const checkpointCommand: Command = {
     const version = integerOption(values, 'version', 'checkpoint')
     const table = await ctx.openTable(loc, {})
     try {
-      const result = await table.checkpoint(version === undefined ? {} : { version: BigInt(version) })
+      // A checkpoint is one file put whole: rather than leave the put's temporary file behind, a
+      // stop signal lets it finish (a second signal still ends the process at once).
+      const result = await runStoppable(
+        ctx,
+        () => table.checkpoint(version === undefined ? {} : { version: BigInt(version) }),
+        (signal) => new InterruptedError(signal),
+        (r) => `the interrupt came while writing the checkpoint; it completed (version ${r.version})`,
+      )
       if (ctx.json) {
         ctx.printJson({ table: loc, ...result })
         return

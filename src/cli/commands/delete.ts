@@ -1,5 +1,6 @@
 import { CONFLICTS_OPTION, type Command, stringOption, UsageError } from '../command.js'
 import { printCommit } from '../commit-output.js'
+import { openWatchedTable, runCommitting } from '../interrupt.js'
 
 /** `delta-rlc delete`: remove the rows matching a predicate. */
 export const deleteCommand: Command = {
@@ -21,9 +22,9 @@ export const deleteCommand: Command = {
         argument: 'where',
       })
     }
-    const table = await ctx.openTable(loc, values)
+    const { table, writes } = await openWatchedTable(loc, values)
     try {
-      printCommit(ctx, loc, await table.delete(where))
+      printCommit(ctx, loc, await runCommitting(ctx, writes, (signal) => table.delete(where, { signal })))
     } finally {
       await table.close()
     }

@@ -1,13 +1,21 @@
-import type { StructType } from '../../index.js'
+import type { DeltaTable, StructType } from '../../index.js'
 import {
   type InsertClause,
   type MatchedClause,
   parseInsertClause,
   parseMatchedClause,
 } from '../clause-text.js'
-import { CONFLICTS_OPTION, type Command, stringOption, stringsOption, UsageError } from '../command.js'
+import {
+  CONFLICTS_OPTION,
+  type Command,
+  type CommandContext,
+  stringOption,
+  stringsOption,
+  UsageError,
+} from '../command.js'
 import { printCommit } from '../commit-output.js'
-import { deltaTypeOf, inputFormatOf, openInputFiles } from '../input-file.js'
+import { deltaTypeOf, type InputFormat, inputFormatOf, openInputFiles } from '../input-file.js'
+import { openWatchedTable, runCommitting } from '../interrupt.js'
 
 /** Source rows above this count are refused: MERGE holds its source in memory. */
 const MAX_SOURCE_ROWS = 5_000_000
@@ -73,54 +81,71 @@ export const mergeCommand: Command = {
       whenNotMatched = [{ insert: '*' }]
     }
     const format = inputFormatOf(sourcePath as string, stringOption(values, 'format'))
-    const table = await ctx.openTable(loc, values)
+    const { table, writes } = await openWatchedTable(loc, values)
     try {
-      const snap = await table.snapshot()
-      const input = await openInputFiles([sourcePath as string], format)
-      const rows: Record<string, unknown>[] = []
-      let sourceSchema: StructType
-      try {
-        const byName = new Map(snap.schema.fields.map((f) => [f.name.toLowerCase(), f]))
-        sourceSchema = {
-          type: 'struct',
-          fields: input.columns.map((c) => {
-            const f = byName.get(c.name.toLowerCase())
-            return {
-              name: f?.name ?? c.name,
-              type: f?.type ?? deltaTypeOf(c.duckType, c.name),
-              nullable: true,
-              metadata: {},
-            }
-          }),
-        }
-        const progress = ctx.progress('read source', undefined, 'rows')
-        try {
-          for await (const batch of input.readRows(sourceSchema, 50_000, 'infer')) {
-            for (const r of batch) rows.push(r)
-            if (rows.length > MAX_SOURCE_ROWS) {
-              throw new UsageError(
-                `The merge source has more than ${MAX_SOURCE_ROWS} rows; split it into several merges`,
-                'merge',
-              )
-            }
-            progress.update(rows.length)
-          }
-        } finally {
-          progress.finish()
-        }
-      } finally {
-        input.close()
-      }
-      const result = await table.merge(rows, {
-        on,
-        whenMatched,
-        whenNotMatched,
-        whenNotMatchedBySource,
-        sourceSchema,
+      let sourceRows = 0
+      const result = await runCommitting(ctx, writes, async (signal) => {
+        const { rows, sourceSchema } = await readSource(ctx, table, sourcePath as string, format, signal)
+        sourceRows = rows.length
+        return table.merge(rows, {
+          on,
+          whenMatched,
+          whenNotMatched,
+          whenNotMatchedBySource,
+          sourceSchema,
+          signal,
+        })
       })
-      printCommit(ctx, loc, result, { sourceRows: rows.length })
+      printCommit(ctx, loc, result, { sourceRows })
     } finally {
       await table.close()
     }
   },
+}
+
+/** Reads the whole source file into rows, typed by the table's columns where names match. */
+async function readSource(
+  ctx: CommandContext,
+  table: DeltaTable,
+  sourcePath: string,
+  format: InputFormat,
+  signal: AbortSignal | undefined,
+): Promise<{ rows: Record<string, unknown>[]; sourceSchema: StructType }> {
+  const snap = await table.snapshot()
+  const input = await openInputFiles([sourcePath], format)
+  const rows: Record<string, unknown>[] = []
+  let sourceSchema: StructType
+  try {
+    const byName = new Map(snap.schema.fields.map((f) => [f.name.toLowerCase(), f]))
+    sourceSchema = {
+      type: 'struct',
+      fields: input.columns.map((c) => {
+        const f = byName.get(c.name.toLowerCase())
+        return {
+          name: f?.name ?? c.name,
+          type: f?.type ?? deltaTypeOf(c.duckType, c.name),
+          nullable: true,
+          metadata: {},
+        }
+      }),
+    }
+    const progress = ctx.progress('read source', undefined, 'rows')
+    try {
+      for await (const batch of input.readRows(sourceSchema, 50_000, 'infer', signal)) {
+        for (const r of batch) rows.push(r)
+        if (rows.length > MAX_SOURCE_ROWS) {
+          throw new UsageError(
+            `The merge source has more than ${MAX_SOURCE_ROWS} rows; split it into several merges`,
+            'merge',
+          )
+        }
+        progress.update(rows.length)
+      }
+    } finally {
+      progress.finish()
+    }
+  } finally {
+    input.close()
+  }
+  return { rows, sourceSchema }
 }

@@ -1,5 +1,6 @@
 import { CONFLICTS_OPTION, type Command, listOption, sizeOption, stringOption } from '../command.js'
 import { printCommit } from '../commit-output.js'
+import { openWatchedTable, runCommitting } from '../interrupt.js'
 
 /** `delta-rlc optimize`: bin-packing compaction, or Z-ordering. */
 export const optimizeCommand: Command = {
@@ -32,17 +33,21 @@ export const optimizeCommand: Command = {
     const targetFileSize = sizeOption(values, 'target-size', 'optimize')
     const zOrderBy = listOption(values, 'zorder-by')
     const where = stringOption(values, 'where')
-    const table = await ctx.openTable(loc, values)
+    const { table, writes } = await openWatchedTable(loc, values)
     const progress = ctx.progress('optimize', undefined, 'files')
     try {
       const before = (await table.snapshot()).activeFiles().length
       progress.update(before, 'rewriting')
-      const result = await table.optimize({
-        ...(targetFileSize === undefined ? {} : { targetFileSize }),
-        ...(zOrderBy === undefined ? {} : { zOrderBy }),
-        ...(where === undefined ? {} : { where }),
-      })
-      progress.finish()
+      const result = await runCommitting(ctx, writes, (signal) =>
+        table
+          .optimize({
+            ...(targetFileSize === undefined ? {} : { targetFileSize }),
+            ...(zOrderBy === undefined ? {} : { zOrderBy }),
+            ...(where === undefined ? {} : { where }),
+            signal,
+          })
+          .finally(() => progress.finish()),
+      )
       printCommit(ctx, loc, result, {
         filesBefore: before,
         filesAfter: (await table.snapshot()).activeFiles().length,

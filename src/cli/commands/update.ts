@@ -1,6 +1,7 @@
 import { parseAssignments } from '../clause-text.js'
 import { CONFLICTS_OPTION, type Command, stringOption, stringsOption, UsageError } from '../command.js'
 import { printCommit } from '../commit-output.js'
+import { openWatchedTable, runCommitting } from '../interrupt.js'
 
 /** `delta-rlc update`: set columns of the rows matching a predicate. */
 export const updateCommand: Command = {
@@ -32,9 +33,12 @@ export const updateCommand: Command = {
     const set: Record<string, string> = {}
     for (const s of sets) Object.assign(set, parseAssignments(s, '--set'))
     const where = stringOption(values, 'where')
-    const table = await ctx.openTable(loc, values)
+    const { table, writes } = await openWatchedTable(loc, values)
     try {
-      printCommit(ctx, loc, await table.update({ set, ...(where === undefined ? {} : { where }) }))
+      const result = await runCommitting(ctx, writes, (signal) =>
+        table.update({ set, ...(where === undefined ? {} : { where }), signal }),
+      )
+      printCommit(ctx, loc, result)
     } finally {
       await table.close()
     }

@@ -1,4 +1,5 @@
 import { type Command, numberOption } from '../command.js'
+import { InterruptedError, openWatchedTable, runStoppable } from '../interrupt.js'
 import { formatBytes, formatCount } from '../terminal.js'
 
 /** `delta-rlc vacuum`: delete files no retained version needs. */
@@ -18,15 +19,28 @@ export const vacuumCommand: Command = {
     const loc = location as string
     const retentionHours = numberOption(values, 'retention-hours', 'vacuum')
     const dryRun = values['dry-run'] === true
-    const table = await ctx.openTable(loc, {})
+    const { table, writes } = await openWatchedTable(loc, {})
     const progress = ctx.progress('vacuum', undefined, 'files')
     try {
       progress.update(0, 'listing')
-      const result = await table.vacuum({
-        dryRun,
-        ...(retentionHours === undefined ? {} : { retentionHours }),
-        ...(values.force === true ? { enforceRetentionDuration: false } : {}),
-      })
+      // VACUUM stages nothing: a stop ends it between two deletes, and what was deleted stays so.
+      const result = await runStoppable(
+        ctx,
+        (signal) =>
+          table.vacuum({
+            dryRun,
+            ...(retentionHours === undefined ? {} : { retentionHours }),
+            ...(values.force === true ? { enforceRetentionDuration: false } : {}),
+            signal,
+          }),
+        (signal) =>
+          new InterruptedError(signal, undefined, {
+            message: `VACUUM stopped after deleting ${writes.deleted} file${writes.deleted === 1 ? '' : 's'}; the other files it chose are still there`,
+            hint: 'Every deleted file was one no retained version reads, so the table is intact. Run vacuum again to delete the rest.',
+          }),
+        (r) =>
+          `the interrupt came after VACUUM had finished (${r.dryRun ? 'a dry run' : `${r.files.length} files deleted`})`,
+      )
       progress.finish()
       if (ctx.json) {
         ctx.printJson({
