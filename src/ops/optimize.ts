@@ -2,7 +2,7 @@ import { planCompositionTags, withCompositionTags } from '../conflict/compositio
 import { tombstoneOf } from '../conflict/file-actions.js'
 import type { DataFileRef } from '../engine/data-plane.js'
 import type { CompactionOutput, WrittenFile } from '../engine/data-writer.js'
-import { InvalidArgumentError } from '../errors/index.js'
+import { InvalidArgumentError, StorageError } from '../errors/index.js'
 import { columnsOf, type Expression } from '../expressions/ast.js'
 import { type DataType as ExprType, parseDataType } from '../expressions/data-types.js'
 import { toSql } from '../expressions/to-sql.js'
@@ -337,6 +337,7 @@ async function zOrderPartition(
   })) {
     appendAll(rows, batch)
   }
+  checkRowsRead(files, rows.length)
   if (rows.length === 0) return []
   const keys = zOrderKeys(snap, rows, columns)
   const order = rows
@@ -351,6 +352,32 @@ async function zOrderPartition(
     target: writeTargetOf(snap, targetFileSize),
     signal: ctx.signal,
   })
+}
+
+/**
+ * The rows a Z-order read must have returned, from the log: each source's `numRecords` less its
+ * deletion vector's cardinality. The sources are removed by the commit, so a read that came back
+ * short (or long) would drop (or double) rows for good; it fails before anything is written. A
+ * file without `numRecords` leaves the count unknown, and the check is skipped.
+ *
+ * @throws {StorageError} when the read differs from the log: the data files on storage are not
+ *   the ones the log describes
+ */
+function checkRowsRead(files: readonly AddFile[], read: number): void {
+  let live = 0n
+  for (const f of files) {
+    const n = parseStats(f.stats)?.numRecords
+    if (n === undefined) return
+    live += n - (f.deletionVector?.cardinality ?? 0n)
+  }
+  if (BigInt(read) === live) return
+  throw new StorageError(
+    `Z-order OPTIMIZE read ${read} rows from ${files.length} data file${files.length === 1 ? '' : 's'} whose log entries count ${live} live rows; nothing was written`,
+    {
+      path: files[0]?.path,
+      hint: 'A data file on storage differs from what the log records (replaced, truncated or damaged). Restore it, or remove it from the table, before optimizing.',
+    },
+  )
 }
 
 /**
