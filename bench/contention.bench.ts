@@ -7,13 +7,21 @@
  * ratio is row-level over file-level, which is file-level goodput over row-level goodput; the
  * goodputs themselves, the aborts and the wasted work (time spent in attempts that aborted) are
  * in the extra figures, and `goodputRatio` is row-level goodput over file-level goodput.
+ *
+ * `contention.goodput-latency` runs the same mix where each writer's store requests take 20 ms
+ * more (the race's `storeLatencyMs`: a delay store around the local table), the setting of
+ * writers on separate machines sharing an object store, where an abort throws away a whole
+ * operation and a reconciliation costs a few reads.
  */
 import { join } from 'node:path'
 import { type RaceRunReport, runRace } from '../src/race/index.js'
 import { type BenchResult, peakRssMiB, round, withTempDir } from './harness.js'
 
+/** The added latency of every store request in `contention.goodput-latency`, ms. */
+export const OBJECT_STORE_LATENCY_MS = 20
+
 /**
- * Runs the contention benchmark.
+ * Runs the contention benchmark on local disk.
  *
  * @param quick - a short smoke run
  * @returns one row per key overlap
@@ -22,48 +30,96 @@ export async function contentionBenchmarks(quick: boolean): Promise<BenchResult[
   const seconds = quick ? 4 : 45
   const out: BenchResult[] = []
   for (const overlap of quick ? (['disjoint'] as const) : (['disjoint', 'hot'] as const)) {
-    await withTempDir('contention', async (root) => {
-      const report = await runRace({
-        location: join(root, 'race'),
-        outDir: join(root, 'out'),
-        compare: true,
-        durationMs: seconds * 1000,
-        overlap,
-        seed: 7,
-        rows: quick ? 2_000 : 20_000,
-        verify: false,
-      })
-      const [off, on] = report.runs
-      if (off === undefined || on === undefined) return
-      const a = figures(off)
-      const b = figures(on)
-      out.push({
-        name: 'contention.goodput',
-        parameters: { writers: on.config.writers.length, seconds, overlap },
-        medianMs: round(b.msPerCommit),
-        minMs: round(b.msPerCommit),
-        maxMs: round(b.msPerCommit),
-        runs: 1,
-        baselineMedianMs: round(a.msPerCommit),
-        baseline: 'the same seeded race with reconciliation off (ms of wall time per committed op)',
-        ratio: round(b.msPerCommit / a.msPerCommit),
-        peakRssMiB: peakRssMiB(),
-        extra: {
-          goodputOn: round(b.goodput),
-          goodputOff: round(a.goodput),
-          goodputRatio: round(b.goodput / a.goodput),
-          commitsOn: b.commits,
-          commitsOff: a.commits,
-          abortsOn: b.aborts,
-          abortsOff: a.aborts,
-          wastedSecOn: round(b.wastedMs / 1000),
-          wastedSecOff: round(a.wastedMs / 1000),
-          reconciliationsOn: b.reconciliations,
-        },
-      })
-    })
+    const row = await compareRow('contention.goodput', overlap, seconds, quick, 0)
+    if (row !== undefined) out.push(row)
   }
   return out
+}
+
+/**
+ * Runs the contention benchmark where every store request of a writer takes
+ * {@link OBJECT_STORE_LATENCY_MS} more (a delay store around the local table), as for writers on
+ * separate machines sharing a table in an object store.
+ *
+ * @param quick - a short smoke run
+ * @returns one row per key overlap
+ */
+export async function contentionLatencyBenchmarks(quick: boolean): Promise<BenchResult[]> {
+  const seconds = quick ? 3 : 60
+  const out: BenchResult[] = []
+  for (const overlap of quick ? (['disjoint'] as const) : (['disjoint', 'hot'] as const)) {
+    const row = await compareRow(
+      'contention.goodput-latency',
+      overlap,
+      seconds,
+      quick,
+      OBJECT_STORE_LATENCY_MS,
+    )
+    if (row !== undefined) out.push(row)
+  }
+  return out
+}
+
+/** One seeded race with reconciliation off, then on, as one row. */
+async function compareRow(
+  name: string,
+  overlap: 'disjoint' | 'hot',
+  seconds: number,
+  quick: boolean,
+  storeLatencyMs: number,
+): Promise<BenchResult | undefined> {
+  return withTempDir('contention', async (root) => {
+    const report = await runRace({
+      location: join(root, 'race'),
+      outDir: join(root, 'out'),
+      // The smoke run of the latency race keeps three writers: each is a process to start.
+      ...(quick && storeLatencyMs > 0 ? { writers: { append: 1, delete: 1, update: 1 } } : {}),
+      compare: true,
+      durationMs: seconds * 1000,
+      overlap,
+      seed: 7,
+      rows: quick ? 2_000 : 20_000,
+      verify: false,
+      storeLatencyMs,
+    })
+    const [off, on] = report.runs
+    if (off === undefined || on === undefined) return undefined
+    const a = figures(off)
+    const b = figures(on)
+    return {
+      name,
+      parameters: {
+        writers: on.config.writers.length,
+        seconds,
+        overlap,
+        ...(storeLatencyMs > 0 ? { storeLatencyMs } : {}),
+      },
+      medianMs: round(b.msPerCommit),
+      minMs: round(b.msPerCommit),
+      maxMs: round(b.msPerCommit),
+      runs: 1,
+      baselineMedianMs: round(a.msPerCommit),
+      baseline: 'the same seeded race with reconciliation off (ms of wall time per committed op)',
+      ratio: round(b.msPerCommit / a.msPerCommit),
+      peakRssMiB: peakRssMiB(),
+      extra: {
+        goodputOn: round(b.goodput),
+        goodputOff: round(a.goodput),
+        goodputRatio: round(b.goodput / a.goodput),
+        commitsOn: b.commits,
+        commitsOff: a.commits,
+        abortsOn: b.aborts,
+        abortsOff: a.aborts,
+        wastedSecOn: round(b.wastedMs / 1000),
+        wastedSecOff: round(a.wastedMs / 1000),
+        reconciliationsOn: b.reconciliations,
+        commitP50MsOn: round(b.p50Ms),
+        commitP99MsOn: round(b.p99Ms),
+        commitP50MsOff: round(a.p50Ms),
+        commitP99MsOff: round(a.p99Ms),
+      },
+    }
+  })
 }
 
 interface RunFigures {
@@ -75,6 +131,9 @@ interface RunFigures {
   readonly msPerCommit: number
   /** Time spent in attempts that aborted, summed over writers, ms. */
   readonly wastedMs: number
+  /** Latency of acknowledged commits (start of transaction to acknowledgement), ms. */
+  readonly p50Ms: number
+  readonly p99Ms: number
 }
 
 function figures(run: RaceRunReport): RunFigures {
@@ -91,5 +150,7 @@ function figures(run: RaceRunReport): RunFigures {
     goodput,
     msPerCommit: totals.commits > 0 ? wallMs / totals.commits : Number.POSITIVE_INFINITY,
     wastedMs,
+    p50Ms: totals.p50Ms,
+    p99Ms: totals.p99Ms,
   }
 }

@@ -16,6 +16,11 @@ export interface BenchResult {
   readonly parameters: Readonly<Record<string, string | number>>
   /** The parameter whose growth the row's family tracks (rows of one name differ in it). */
   readonly sizeParameter?: string | undefined
+  /**
+   * The family the row's growth is tracked in, when rows of one name form several (one per
+   * store, say); the name when absent.
+   */
+  readonly family?: string | undefined
   /** Median, min and max wall time of the subject, ms. */
   readonly medianMs: number
   readonly minMs: number
@@ -141,6 +146,8 @@ export function percentile(xs: readonly number[], p: number): number {
 export interface ResultOptions {
   /** The parameter that is the size of the row's family. */
   readonly sizeParameter?: string | undefined
+  /** The row's growth family when the name has several (see {@link BenchResult.family}). */
+  readonly family?: string | undefined
   readonly extra?: Record<string, string | number> | undefined
 }
 
@@ -169,6 +176,7 @@ export function result(
     name,
     parameters,
     sizeParameter: options.sizeParameter,
+    ...(options.family === undefined ? {} : { family: options.family }),
     medianMs: round(m),
     minMs: round(minOf(subject)),
     maxMs: round(maxOf(subject)),
@@ -224,7 +232,7 @@ export function printRow(r: BenchResult): void {
 /**
  * How each family's cost grows with its size parameter: one line per size, with the growth
  * exponent from the previous size (1.0 = linear, 0 = constant, 2 = quadratic), for the subject
- * and for its baseline.
+ * and for its baseline. Rows group by family (their name unless they name one).
  *
  * @param results - every row
  * @returns printable lines, families in first-seen order
@@ -233,9 +241,10 @@ export function scalingLines(results: readonly BenchResult[]): string[] {
   const families = new Map<string, BenchResult[]>()
   for (const r of results) {
     if (r.sizeParameter === undefined) continue
-    const list = families.get(r.name) ?? []
+    const family = r.family ?? r.name
+    const list = families.get(family) ?? []
     list.push(r)
-    families.set(r.name, list)
+    families.set(family, list)
   }
   const lines: string[] = []
   for (const [name, rows] of families) {

@@ -13,7 +13,7 @@ import { join, resolve } from 'node:path'
 import { InvalidArgumentError } from '../src/errors/index.js'
 import { appendAll } from '../src/util/arrays.js'
 import { commitBenchmarks } from './commit.bench.js'
-import { contentionBenchmarks } from './contention.bench.js'
+import { contentionBenchmarks, contentionLatencyBenchmarks } from './contention.bench.js'
 import { dmlBenchmarks } from './dml.bench.js'
 import { type BenchResult, machine, printRow, saveResults, scalingLines } from './harness.js'
 import { scanBenchmarks } from './scan.bench.js'
@@ -22,6 +22,7 @@ import { writeBenchmarks } from './write.bench.js'
 
 const suites: Array<[string, (quick: boolean) => Promise<BenchResult[]>]> = [
   ['contention', contentionBenchmarks],
+  ['contention-latency', contentionLatencyBenchmarks],
   ['snapshot', snapshotBenchmarks],
   ['scan', scanBenchmarks],
   ['write', writeBenchmarks],

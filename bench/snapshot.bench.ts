@@ -127,8 +127,29 @@ export async function snapshotBenchmarks(quick: boolean): Promise<BenchResult[]>
 export async function writeSyntheticLog(dir: string, commits: number): Promise<void> {
   const logDir = join(dir, '_delta_log')
   await mkdir(logDir, { recursive: true })
+  await writeSyntheticCommits((name, body) => writeFile(join(logDir, name), body), 0, commits, commits)
+}
+
+/**
+ * Writes versions `from` .. `to - 1` of a synthetic log of `commits` versions, each through
+ * `put` (a commit file name and its body), 64 at a time. Commit 0 creates the table (the schema
+ * of `test/helpers/synthetic-table.ts`); every later commit adds a file with statistics, and every
+ * fourth also removes the file added two commits earlier.
+ *
+ * @param put - writes one commit file of `_delta_log/`
+ * @param from - the first version written
+ * @param to - one past the last version written
+ * @param commits - the length of the whole log (commit timestamps are spaced 1 s apart, the
+ *   last one now)
+ */
+export async function writeSyntheticCommits(
+  put: (name: string, body: string) => Promise<unknown>,
+  from: number,
+  to: number,
+  commits: number,
+): Promise<void> {
   const now = BigInt(Date.now())
-  const versions = Array.from({ length: commits }, (_, v) => v)
+  const versions = Array.from({ length: Math.max(0, to - from) }, (_, i) => from + i)
   await mapLimit(versions, 64, async (v) => {
     const actions: Action[] = [
       {
@@ -150,7 +171,7 @@ export async function writeSyntheticLog(dir: string, commits: number): Promise<v
       const { stats: _stats, modificationTime: _m, ...gone } = fileAction(v - 2, now)
       actions.push({ remove: { ...gone, deletionTimestamp: now, extendedFileMetadata: true } })
     }
-    await writeFile(join(logDir, commitFileName(BigInt(v))), serializeCommit(actions))
+    await put(commitFileName(BigInt(v)), serializeCommit(actions))
   })
 }
 
