@@ -47,10 +47,12 @@ describe('public API', () => {
       'createSnapshotView',
       'isDeltaError',
       'openStore',
+      'openStream',
       'parseConflictFlags',
       'parseDdlSchema',
       'parseExpression',
       'parsePredicate',
+      'streamChunks',
     ])
   })
 
