@@ -1,11 +1,11 @@
-import { mkdtemp, rm } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
+import { mkdir, mkdtemp, rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { DuckDBConnection } from '@duckdb/node-api'
 import type { ColumnSpec, DataFileRef } from '../engine/data-plane.js'
 import { partitionValueLiteral } from '../engine-default/duckdb-partition-literal.js'
 import { FILE_COL, ROW_COL, sqlIdent, sqlString } from '../engine-default/duckdb-runtime.js'
 import { duckType, isPrimitive } from '../engine-default/duckdb-types.js'
+import { defaultScratchDir, scratchEntryName } from '../engine-default/scratch-dir.js'
 import { type StagedFile, stageForRead } from '../engine-default/staging.js'
 import { InvalidArgumentError, isDeltaError, StorageError } from '../errors/index.js'
 import type { Version } from '../protocol/actions.js'
@@ -90,7 +90,11 @@ export async function createSnapshotView(
   const refs = await dataFileRefs(table.engine, files, options.signal)
   const dvTable = `${name}__deleted_rows`
   const filesTable = `${name}__files`
-  const scratch = await mkdtemp(join(tmpdir(), 'delta-rlc-sql-'))
+  // Inside the scratch directory, named after this process, so that what a killed process left
+  // here is swept like every other scratch entry.
+  const scratchRoot = defaultScratchDir()
+  await mkdir(scratchRoot, { recursive: true })
+  const scratch = await mkdtemp(join(scratchRoot, scratchEntryName('sql-')))
   const staged: StagedFile[] = []
   const release = async (): Promise<void> => {
     for (const sql of [
