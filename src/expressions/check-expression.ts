@@ -50,7 +50,8 @@ function literalProblem(n: Readonly<Record<string, unknown>>): string | undefine
         ? undefined
         : 'a decimal literal needs its text, precision and scale'
     case 'string':
-      return typeof v === 'string' ? undefined : 'a string literal needs a string value'
+      if (typeof v !== 'string') return 'a string literal needs a string value'
+      return /\p{Cs}/u.test(v) ? 'a string literal must not hold a lone UTF-16 surrogate' : undefined
     case 'binary':
       return typeof v === 'string' && /^(?:[0-9a-f]{2})*$/.test(v)
         ? undefined

@@ -93,15 +93,28 @@ function readNumber(text: string, start: number): number {
   return i
 }
 
+/** An unpaired UTF-16 surrogate (in Unicode mode a pair is one code point and does not match). */
+const LONE_SURROGATE = /\p{Cs}/u
+
 /**
  * Splits predicate text into tokens, ending with an `eof` token.
  *
  * @param text - the predicate or expression text
  * @returns the tokens
  * @throws {InvalidPredicateError} for an unterminated string or quoted identifier, a malformed
- *   number or binary literal, or a character the language does not use
+ *   number or binary literal, a character the language does not use, or a lone UTF-16 surrogate
  */
 export function tokenize(text: string): Token[] {
+  // A lone surrogate cannot be stored as UTF-8: DuckDB would compare against U+FFFD instead, and
+  // a DELETE by such a literal would match rows that hold a real U+FFFD.
+  const lone = text.search(LONE_SURROGATE)
+  if (lone >= 0) {
+    throw new InvalidPredicateError(
+      `The text has a lone UTF-16 surrogate (U+${text.charCodeAt(lone).toString(16).toUpperCase()}), which UTF-8 cannot hold`,
+      text,
+      lone,
+    )
+  }
   const tokens: Token[] = []
   let i = 0
   while (i < text.length) {

@@ -72,6 +72,26 @@ describe('lone UTF-16 surrogates', () => {
     assert.equal((await table.snapshot()).version, before)
   })
 
+  it('refuses one in a predicate literal, so a DELETE cannot match a stored U+FFFD', async () => {
+    await table.append([row(2, { s: '\uFFFD' })])
+    const before = (await table.snapshot()).version
+    for (const where of ["s = '\uD800'", "s = 'a' OR s = '\uDC00'"]) {
+      await assert.rejects(table.delete(where), (err: unknown) => {
+        assert.ok(isDeltaError(err, 'DELTA_INVALID_PREDICATE'), String(err))
+        assert.match((err as Error).message, /lone UTF-16 surrogate \(U\+D[C8]00\)/)
+        return true
+      })
+    }
+    const literal = { kind: 'literal', type: 'string', value: '\uD800' }
+    const tree = { kind: 'comparison', op: '=', left: { kind: 'column', path: ['s'] }, right: literal }
+    await assert.rejects(table.delete(tree as never), (err: unknown) =>
+      isDeltaError(err, 'DELTA_INVALID_ARGUMENT'),
+    )
+    assert.equal((await table.snapshot()).version, before)
+    assert.equal(await table.scan({ where: "s = '\uFFFD'" }).count(), 1)
+    await table.delete('id = 2')
+  })
+
   it('stores a valid surrogate pair exactly, and nothing else was written', async () => {
     const rows = await table.scan({ columns: ['id', 's'] }).toArray()
     assert.deepEqual(rows, [{ id: 1n, s: 'emoji \u{1F600} pair' }])
