@@ -106,6 +106,8 @@ export function createLocalStore(rootDir: string): ObjectStore {
 
 class LocalStore implements ObjectStore {
   readonly root: string
+  /** A directory read returns every name in it: a caller expecting one name stats it instead. */
+  readonly listingReadsWholeDirectory = true
   /** The root's real path, once the root exists. */
   #realRoot: string | undefined
 

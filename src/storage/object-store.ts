@@ -39,6 +39,13 @@ export interface ObjectStore {
   listFrom(from: string, opts?: StoreCallOptions): AsyncIterable<FileMeta>
 
   /**
+   * Set when {@link listFrom} costs a read of the whole directory whatever `from` is (a local
+   * directory, a container listing without a start option): a caller that knows which names to
+   * expect next heads them one by one instead of listing.
+   */
+  readonly listingReadsWholeDirectory?: boolean
+
+  /**
    * Lists every object under `prefix` (a directory key ending in `/`, or `''` for the root),
    * recursively, in no particular order.
    */

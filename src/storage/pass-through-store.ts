@@ -12,7 +12,7 @@ import type { ObjectStore } from './object-store.js'
  * @returns the delegating store
  */
 export function passThroughStore(inner: ObjectStore): ObjectStore {
-  const store: ObjectStore = {
+  const store: { -readonly [K in keyof ObjectStore]: ObjectStore[K] } = {
     root: inner.root,
     read: (key, range, opts) => inner.read(key, range, opts),
     listFrom: (from, opts) => inner.listFrom(from, opts),
@@ -20,6 +20,9 @@ export function passThroughStore(inner: ObjectStore): ObjectStore {
     put: (key, data, opts) => inner.put(key, data, opts),
     head: (key, opts) => inner.head(key, opts),
     delete: (key, opts) => inner.delete(key, opts),
+  }
+  if (inner.listingReadsWholeDirectory !== undefined) {
+    store.listingReadsWholeDirectory = inner.listingReadsWholeDirectory
   }
   if (inner.localPath !== undefined) {
     const localPath = inner.localPath.bind(inner)

@@ -20,9 +20,10 @@ import {
 } from '../errors/index.js'
 import { serializeCommit } from '../protocol/action-json.js'
 import type { Action, CommitInfo, Version } from '../protocol/actions.js'
-import { commitKey, LOG_DIR, parseCommitBytes, parseLogFileName } from '../protocol/log-files.js'
+import { commitKey } from '../protocol/log-files.js'
 import { decodeAddPath } from '../protocol/partition-values.js'
 import { loadDeletionVector } from '../scan/load-deletion-vector.js'
+import { latestVersion, readCommit } from '../snapshot/log-reader.js'
 import { appendAll } from '../util/arrays.js'
 import { backoffDelay, type CommitRetryPolicy } from './commit-options.js'
 import { type InCommitTimestampPlan, nextInCommitTimestamp, stampActions } from './in-commit-timestamps.js'
@@ -135,6 +136,8 @@ async function commitLoop(req: CommitLoopRequest, uncertainty: CommitUncertainty
       actions = stampActions(actions, ictPlan, attemptVersion, ict)
     }
     written.set(attemptVersion, actions)
+    // The commit at attemptVersion when an ambiguous put's check already read it.
+    let readAhead: Action[] | undefined
     // With In-Commit Timestamps the commitInfo must be the first line; it always is.
     const body = serializeCommit([{ commitInfo }, ...actions])
     try {
@@ -167,6 +170,7 @@ async function commitLoop(req: CommitLoopRequest, uncertainty: CommitUncertainty
           }
           if (ownsCommit(landed, req.txnId))
             return { version: attemptVersion, attempts, reconciliations, actions }
+          readAhead = landed
           // Someone else's commit is there: fall through to conflict resolution.
         } else if (err.retryable) {
           await sleep(backoffDelay(req.retry, attempts, random()), signal)
@@ -180,9 +184,12 @@ async function commitLoop(req: CommitLoopRequest, uncertainty: CommitUncertainty
     }
 
     // Lost the race for attemptVersion: check every winner in order.
-    const latest = await latestVersion(engine, attemptVersion, signal)
-    for (let v = attemptVersion; v <= latest; v++) {
-      const actions = await readCommitIfPresent(engine, v, signal)
+    // The winners from attemptVersion on (it exists: the put found it taken), each read once.
+    const lost = attemptVersion
+    const latest = await latestVersion(engine, lost, signal)
+    for (let v = lost; v <= latest; v++) {
+      const actions =
+        v === lost && readAhead !== undefined ? readAhead : await readCommitIfPresent(engine, v, signal)
       if (actions === undefined) break
       if (ownsCommit(actions, req.txnId)) {
         // An earlier ambiguous put of ours landed after all.
@@ -213,19 +220,13 @@ function ownsCommit(actions: readonly Action[], txnId: string): boolean {
   return actions.some((a) => 'commitInfo' in a && a.commitInfo.txnId === txnId)
 }
 
-async function readCommitIfPresent(
+/** The commit at `version`, read through the log reader; `undefined` when it is not there. */
+function readCommitIfPresent(
   engine: Engine,
   version: Version,
   signal?: AbortSignal,
 ): Promise<Action[] | undefined> {
-  const key = commitKey(version)
-  try {
-    const bytes = await engine.storage.read(key, undefined, { signal })
-    return parseCommitBytes(bytes, { path: key, version })
-  } catch (err) {
-    if (err instanceof FileNotFoundError) return undefined
-    throw err
-  }
+  return readCommit(engine, version, signal)
 }
 
 /**
@@ -249,17 +250,6 @@ async function commitTime(
     if (err instanceof FileNotFoundError) return 0n
     throw err
   }
-}
-
-/** The newest commit version at or after `from` (at least `from`, which is known to exist). */
-async function latestVersion(engine: Engine, from: Version, signal?: AbortSignal): Promise<Version> {
-  let latest = from
-  const start = commitKey(from).slice(0, LOG_DIR.length + 20)
-  for await (const f of engine.storage.listFrom(start, { signal })) {
-    const name = parseLogFileName(f.key.slice(LOG_DIR.length))
-    if (name?.type === 'commit' && name.version > latest) latest = name.version
-  }
-  return latest
 }
 
 // === Facts for the conflict checker ===

@@ -1,0 +1,201 @@
+/**
+ * The one reader of `_delta_log/`: every part of the library that lists the log or reads a commit
+ * goes through here (snapshot loading and advancing, the commit loop, history, table creation, the
+ * race verifiers).
+ *
+ * A listing starts at a key: S3 lists from it (`StartAfter`), so a caller that knows a recent
+ * version pays for the newer files, not for the whole log. Where a listing reads the whole
+ * directory whatever the start (local disk, Azure: see `ObjectStore.listingReadsWholeDirectory`),
+ * new commits are found by probing the next version names one by one instead, and the log is
+ * listed only to find checkpoints or to plan a fresh load.
+ */
+import type { Engine } from '../engine/engine.js'
+import { FileNotFoundError, InvalidArgumentError } from '../errors/index.js'
+import type { SegmentCommit } from '../log/log-segment.js'
+import type { Action, Version } from '../protocol/actions.js'
+import {
+  commitFileName,
+  commitKey,
+  LOG_DIR,
+  parseCommitBytes,
+  parseLogFileName,
+} from '../protocol/log-files.js'
+import type { FileMeta } from '../storage/object-store.js'
+
+/** How many next-version names are probed at once on local disk after the first hit. */
+const PROBE_BATCH = 8
+
+/**
+ * Whether new commits are found by probing names rather than by listing: on a local directory a
+ * listing reads every name in it, while a probe is one `stat`.
+ */
+function probes(engine: Engine): boolean {
+  return engine.storage.listingReadsWholeDirectory === true
+}
+
+/**
+ * Lists `_delta_log/` from version `from` on: commits, checkpoints, compaction and checksum files
+ * whose version is at least `from`, ascending by name. With `from` undefined, the whole log.
+ *
+ * @param engine - the table's engine
+ * @param from - the first version of interest
+ * @param signal - cancels the listing
+ * @returns the files
+ */
+export async function listLogFrom(
+  engine: Engine,
+  from: Version | undefined,
+  signal?: AbortSignal,
+): Promise<FileMeta[]> {
+  const start = from === undefined ? undefined : versionPrefix(from)
+  const out: FileMeta[] = []
+  for await (const f of engine.storage.listFrom(`${LOG_DIR}${start ?? ''}`, { signal })) out.push(f)
+  return out
+}
+
+/**
+ * The 20-digit name prefix of a version, or `undefined` for a version no log file name can carry
+ * (the listing then covers the whole log).
+ */
+function versionPrefix(version: Version): string | undefined {
+  if (version < 0n) return undefined
+  try {
+    return commitFileName(version).slice(0, 20)
+  } catch (err) {
+    if (err instanceof InvalidArgumentError) return undefined
+    throw err
+  }
+}
+
+/**
+ * The commit files of versions `from` through `to` (through the newest when `to` is absent),
+ * ascending and contiguous: the result stops before the first version that has no commit file.
+ *
+ * @param engine - the table's engine
+ * @param from - the first version
+ * @param to - the last version wanted, inclusive
+ * @param signal - cancels the listing
+ * @returns the commits found
+ */
+export async function listCommits(
+  engine: Engine,
+  from: Version,
+  to?: Version,
+  signal?: AbortSignal,
+): Promise<SegmentCommit[]> {
+  if (to !== undefined && to < from) return []
+  if (probes(engine)) return probeCommits(engine, from, to, signal)
+  return commitsOf(await listLogFrom(engine, from, signal), from, to)
+}
+
+/**
+ * The contiguous commits `from`..`to` in a listing (any order).
+ *
+ * @param files - a listing of `_delta_log/`
+ * @param from - the first version
+ * @param to - the last version wanted, inclusive; unbounded when absent
+ * @returns the commits, ascending, stopping before the first missing version
+ */
+export function commitsOf(files: readonly FileMeta[], from: Version, to?: Version): SegmentCommit[] {
+  const byVersion = new Map<Version, FileMeta>()
+  for (const f of files) {
+    const name = parseLogFileName(f.key.slice(LOG_DIR.length))
+    if (name?.type === 'commit' && name.version >= from && (to === undefined || name.version <= to))
+      byVersion.set(name.version, f)
+  }
+  const out: SegmentCommit[] = []
+  for (let v = from; to === undefined || v <= to; v++) {
+    const file = byVersion.get(v)
+    if (file === undefined) break
+    out.push(Object.freeze({ version: v, file }))
+  }
+  return out
+}
+
+async function probeCommits(
+  engine: Engine,
+  from: Version,
+  to: Version | undefined,
+  signal: AbortSignal | undefined,
+): Promise<SegmentCommit[]> {
+  const out: SegmentCommit[] = []
+  // The first probe alone: most callers are at most one commit behind.
+  let batch = 1
+  for (let v = from; ; ) {
+    const versions: Version[] = []
+    for (let i = 0; i < batch && (to === undefined || v <= to); i++, v++) versions.push(v)
+    if (versions.length === 0) return out
+    const found = await Promise.all(versions.map((version) => headCommit(engine, version, signal)))
+    for (const c of found) {
+      if (c === undefined) return out
+      out.push(c)
+    }
+    batch = PROBE_BATCH
+  }
+}
+
+async function headCommit(
+  engine: Engine,
+  version: Version,
+  signal: AbortSignal | undefined,
+): Promise<SegmentCommit | undefined> {
+  try {
+    const file = await engine.storage.head(commitKey(version), { signal })
+    return Object.freeze({ version, file })
+  } catch (err) {
+    if (err instanceof FileNotFoundError) return undefined
+    throw err
+  }
+}
+
+/**
+ * The newest commit version at or after `known`, which the caller knows to exist (or `known - 1`
+ * when even `known` has no commit file).
+ *
+ * @param engine - the table's engine
+ * @param known - a version known (or expected) to be committed
+ * @param signal - cancels the listing
+ * @returns the newest version of the contiguous run of commits from `known`
+ */
+export async function latestVersion(engine: Engine, known: Version, signal?: AbortSignal): Promise<Version> {
+  const commits = await listCommits(engine, known, undefined, signal)
+  return commits.at(-1)?.version ?? known - 1n
+}
+
+/**
+ * The actions of one commit, or `undefined` when its file does not exist.
+ *
+ * @param engine - the table's engine
+ * @param version - the commit version
+ * @param signal - cancels the read
+ * @returns the parsed actions
+ * @throws {InvalidTableError} when the file is not a valid commit
+ */
+export async function readCommit(
+  engine: Engine,
+  version: Version,
+  signal?: AbortSignal,
+): Promise<Action[] | undefined> {
+  const key = commitKey(version)
+  let bytes: Uint8Array
+  try {
+    bytes = await engine.storage.read(key, undefined, { signal })
+  } catch (err) {
+    if (err instanceof FileNotFoundError) return undefined
+    throw err
+  }
+  return parseCommitBytes(bytes, { path: key, version })
+}
+
+/**
+ * Parses the bytes of a log file holding commit-style JSON lines (a commit, a JSON checkpoint
+ * part), for callers that read the file themselves.
+ *
+ * @param bytes - the file content
+ * @param key - its key, for messages
+ * @param version - its version, for messages
+ * @returns the actions
+ */
+export function parseLogBytes(bytes: Uint8Array, key: string, version: Version): Action[] {
+  return parseCommitBytes(bytes, { path: key, version })
+}
