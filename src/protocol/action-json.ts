@@ -30,6 +30,7 @@ import {
   type DomainMetadata,
   isActionKind,
   type Metadata,
+  type NullableStringMap,
   type Protocol,
   type RemoveFile,
   type SetTransaction,
@@ -86,10 +87,49 @@ function readDeletionVector(obj: RawObject, s: FieldScope): DeletionVectorDescri
   })
 }
 
+/** The one frozen empty map every unpartitioned file shares. */
+const NO_PARTITION_VALUES: NullableStringMap = Object.freeze({})
+
+/**
+ * Frozen partition-value maps already read, by their entries: the files of one partition share
+ * one object instead of holding a copy each (a snapshot keeps one map per live file). Bounded;
+ * emptied when full. Sharing is safe because the maps are frozen values.
+ */
+const partitionValuesSeen = new Map<string, NullableStringMap>()
+const PARTITION_VALUES_SEEN_MAX = 4096
+
+/**
+ * Reads `partitionValues` as {@link optStringMap} does, returning a shared map for entries read
+ * before.
+ */
+function readPartitionValues(o: RawObject, s: FieldScope): NullableStringMap | undefined {
+  const raw = o.partitionValues
+  if (isRawObject(raw)) {
+    const keys = Object.keys(raw)
+    if (keys.length === 0) return NO_PARTITION_VALUES
+    let id = ''
+    for (const k of keys) {
+      const v = raw[k]
+      // Anything else is left to optStringMap, which accepts or refuses it with its own message.
+      if (typeof v === 'string') id += `${k.length}:${k}=${v.length}:${v};`
+      else if (v === null) id += `${k.length}:${k}!;`
+      else return optStringMap(o, 'partitionValues', s, true)
+    }
+    const seen = partitionValuesSeen.get(id)
+    if (seen !== undefined) return seen
+    const map = optStringMap(o, 'partitionValues', s, true)
+    if (map === undefined) return map
+    if (partitionValuesSeen.size >= PARTITION_VALUES_SEEN_MAX) partitionValuesSeen.clear()
+    partitionValuesSeen.set(id, map)
+    return map
+  }
+  return optStringMap(o, 'partitionValues', s, true)
+}
+
 function readAdd(o: RawObject, s: FieldScope): AddFile {
   return createAddFile({
     path: reqString(o, 'path', s),
-    partitionValues: reqNullableStringMap(o, 'partitionValues', s),
+    partitionValues: readPartitionValues(o, s) ?? failField(s, 'partitionValues', 'is required but missing'),
     size: reqLong(o, 'size', s),
     modificationTime: reqLong(o, 'modificationTime', s),
     dataChange: reqBool(o, 'dataChange', s),
@@ -108,7 +148,7 @@ function readRemove(o: RawObject, s: FieldScope): RemoveFile {
     deletionTimestamp: optLong(o, 'deletionTimestamp', s),
     dataChange: reqBool(o, 'dataChange', s),
     extendedFileMetadata: optBool(o, 'extendedFileMetadata', s),
-    partitionValues: optStringMap(o, 'partitionValues', s, true),
+    partitionValues: readPartitionValues(o, s),
     size: optLong(o, 'size', s),
     stats: optString(o, 'stats', s),
     tags: optStringMap(o, 'tags', s, true),

@@ -254,6 +254,31 @@ function optDv(dv: DeletionVectorDescriptor | undefined): DeletionVectorDescript
  * @returns a frozen copy in wire order
  */
 export function createAddFile(fields: AddFile): AddFile {
+  const { path, partitionValues, size, modificationTime, dataChange, stats } = fields
+  if (
+    path !== undefined &&
+    partitionValues !== undefined &&
+    size !== undefined &&
+    modificationTime !== undefined &&
+    dataChange !== undefined
+  ) {
+    // Built as a literal rather than through `compact`: a snapshot holds one of these per live
+    // file, and a literal keeps its common fields inside the object (no separate property
+    // store) at a fraction of the cost. Key order is the same wire order.
+    const out: { -readonly [K in keyof AddFile]: AddFile[K] } =
+      stats === undefined
+        ? { path, partitionValues: freezeMap(partitionValues), size, modificationTime, dataChange }
+        : { path, partitionValues: freezeMap(partitionValues), size, modificationTime, dataChange, stats }
+    if (fields.tags !== undefined) out.tags = freezeMap(fields.tags)
+    if (fields.deletionVector !== undefined) out.deletionVector = optDv(fields.deletionVector)
+    if (fields.baseRowId !== undefined) out.baseRowId = fields.baseRowId
+    if (fields.defaultRowCommitVersion !== undefined)
+      out.defaultRowCommitVersion = fields.defaultRowCommitVersion
+    if (fields.clusteringProvider !== undefined) out.clusteringProvider = fields.clusteringProvider
+    return Object.freeze(out)
+  }
+  // A required field is missing (only a caller outside the type system gets here): drop it as
+  // every factory drops undefined fields.
   return compact({
     path: fields.path,
     partitionValues: freezeMap(fields.partitionValues),

@@ -427,10 +427,10 @@ function parsedTreeFromStats(
  */
 export function addNeedsParsedColumns(add: unknown): boolean {
   if (!isRawObject(add)) return false
-  const absent = (k: string): boolean => add[k] === undefined || add[k] === null
+  // Runs once per checkpoint row: plain comparisons (`== null`: undefined or null), no closure.
   return (
-    (absent('stats') && !absent('stats_parsed')) ||
-    (absent('partitionValues') && !absent('partitionValues_parsed'))
+    (add.stats == null && add.stats_parsed != null) ||
+    (add.partitionValues == null && add.partitionValues_parsed != null)
   )
 }
 

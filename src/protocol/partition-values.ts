@@ -513,12 +513,27 @@ export function decodeAddPath(path: string, options: { readonly tableRoot?: stri
     }
     relative = normalized.slice(rootDir.length)
   }
-  const key = percentDecode(relative)
+  // Without a '%' there is nothing to decode (snapshot loading checks every live path).
+  const key = relative.includes('%') ? percentDecode(relative) : relative
   if (key.includes('\\') || key.includes('\0')) return invalidPath(path, 'it contains a backslash or NUL')
-  for (const segment of key.split('/')) {
-    if (segment === '' || segment === '.' || segment === '..') {
-      return invalidPath(path, `it has an empty, '.' or '..' segment and could point outside the table`)
-    }
+  if (hasDotOrEmptySegment(key)) {
+    return invalidPath(path, `it has an empty, '.' or '..' segment and could point outside the table`)
   }
   return Object.freeze({ kind: 'relative', key })
+}
+
+/** Whether a `/`-separated key has an empty, `.` or `..` segment (scanned, not split). */
+function hasDotOrEmptySegment(key: string): boolean {
+  let start = 0
+  for (;;) {
+    const slash = key.indexOf('/', start)
+    const end = slash < 0 ? key.length : slash
+    const length = end - start
+    if (length === 0) return true
+    if (length <= 2 && key.charCodeAt(start) === 46 && (length === 1 || key.charCodeAt(start + 1) === 46)) {
+      return true
+    }
+    if (slash < 0) return false
+    start = slash + 1
+  }
 }
