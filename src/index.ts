@@ -8,6 +8,7 @@ export type { ConflictFlags } from './conflict/flags.js'
 export { CONFLICT_FLAG_KEYS, parseConflictFlags } from './conflict/flags.js'
 export type { Reconciliation, ReconciliationKind } from './conflict/reconciliation.js'
 export type {
+  ActionRow,
   CheckpointWriteOptions,
   ColumnSpec,
   DataFileRef,

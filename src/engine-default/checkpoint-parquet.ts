@@ -1,12 +1,19 @@
 import { randomUUID } from 'node:crypto'
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { type DuckDBStructType, type DuckDBType, DuckDBTypeId } from '@duckdb/node-api'
-import type { CheckpointWriteOptions, EngineCallOptions, ParquetHandler } from '../engine/engine.js'
+import { type DuckDBStructType, type DuckDBType, DuckDBTypeId, type DuckDBVector } from '@duckdb/node-api'
+import type {
+  ActionRow,
+  CheckpointWriteOptions,
+  EngineCallOptions,
+  ParquetHandler,
+} from '../engine/engine.js'
 import { InvalidTableError, isDeltaError, StorageError } from '../errors/index.js'
 import type { ObjectStore } from '../storage/object-store.js'
+import { appendAll } from '../util/arrays.js'
+import { decodeTypedAdd, type MapTextCache, planTypedAdds, typedAddVectors } from './checkpoint-typed-rows.js'
 import { dataPlaneError, dataPlaneFailureKind } from './duckdb-errors.js'
-import { type DuckDbRuntime, sqlIdent, sqlString } from './duckdb-runtime.js'
+import { type DuckDbRuntime, openStream, sqlIdent, sqlString } from './duckdb-runtime.js'
 import { duckType } from './duckdb-types.js'
 import { scratchEntryName } from './scratch-dir.js'
 import { type StagedFile, stageForRead } from './staging.js'
@@ -130,40 +137,93 @@ export class DuckDbParquetHandler implements ParquetHandler {
   }
 
   async readActionRows(keys: readonly string[], opts?: EngineCallOptions): Promise<readonly string[]> {
-    if (keys.length === 0) return []
+    const out: string[] = []
+    await this.#readRows(keys, (rows) => appendAll(out, rows as readonly string[]), opts, false)
+    return out
+  }
+
+  readActionRowBatches(
+    keys: readonly string[],
+    onBatch: (rows: readonly ActionRow[]) => void,
+    opts?: EngineCallOptions,
+  ): Promise<void> {
+    return this.#readRows(keys, onBatch, opts, true)
+  }
+
+  /**
+   * Streams the rows of `keys` to `onBatch`, one batch per DuckDB chunk; with `typedAdds`,
+   * `add` rows whose fields have their protocol types come decoded (see checkpoint-typed-rows).
+   */
+  async #readRows(
+    keys: readonly string[],
+    onBatch: (rows: readonly ActionRow[]) => void,
+    opts: EngineCallOptions | undefined,
+    typedAdds: boolean,
+  ): Promise<void> {
+    if (keys.length === 0) return
     const staged: StagedFile[] = []
+    // What the consumer throws is its own (a malformed action, an abort): it passes through as is.
+    let consumerError: { readonly error: unknown } | undefined
     try {
       for (const key of keys)
         staged.push(await stageForRead(this.#store, key, this.#scratchDir, opts?.signal))
       const list = `[${staged.map((s) => sqlString(s.path)).join(', ')}]`
-      return await this.#duck.withConnection(async (con) => {
+      await this.#duck.withConnection(async (con) => {
         const source = `read_parquet(${list}, union_by_name = true)`
-        const columns = new Set(
-          (await con.runAndReadAll(`DESCRIBE SELECT * FROM ${source}`))
-            .getRowObjectsJS()
-            .map((r) => String(r.column_name)),
-        )
-        const present = ACTION_COLUMNS.filter((c) => columns.has(c))
-        if (present.length === 0) return []
+        // One query for every column's name and type.
+        const head = await con.run(`SELECT * FROM ${source} LIMIT 0`)
+        const names = head.columnNames()
+        const present = ACTION_COLUMNS.filter((c) => names.includes(c))
+        if (present.length === 0) return
         // Timestamps in the parsed structs become text in UTC, whatever the process's zone.
         await con.run(`SET TimeZone = 'UTC'`)
-        const addCast = columns.has('add')
-          ? addReadType((await con.run(`SELECT "add" FROM ${source} LIMIT 0`)).columnType(0))
-          : undefined
+        const addIndex = names.indexOf('add')
+        const addType = addIndex < 0 ? undefined : head.columnType(addIndex)
+        const addCast = addType === undefined ? undefined : addReadType(addType)
         const json = (c: string): string =>
           c === 'add' && addCast !== undefined
             ? `to_json(CAST("add" AS ${addCast}))`
             : `to_json(${sqlIdent(c)})`
         // One commit-shaped JSON line per row: the first non-null action column wins (a valid
         // checkpoint row has exactly one). to_json writes BIGINTs as exact integers.
-        const line = `coalesce(${present.map((c) => `'{"${c}":' || ${json(c)} || '}'`).join(', ')})`
-        const reader = await con.runAndReadAll(`SELECT ${line} AS line FROM ${source}`)
-        const out: string[] = []
-        for (const [value] of reader.getRows()) if (typeof value === 'string') out.push(value)
-        return out
+        let line = `coalesce(${present.map((c) => `'{"${c}":' || ${json(c)} || '}'`).join(', ')})`
+        const plan =
+          typedAdds && addType !== undefined
+            ? planTypedAdds(addType, present.slice(0, present.indexOf('add')))
+            : undefined
+        if (plan !== undefined) line = `CASE WHEN ${plan.condition} THEN NULL ELSE ${line} END`
+        const columns = plan === undefined ? '' : `, ${plan.columns.join(', ')}`
+        // Streamed, not materialized: DuckDB holds one chunk of rows at a time, and each chunk is
+        // handed over before the next one is read.
+        const stream = await openStream(con, `SELECT ${line} AS line${columns} FROM ${source}`, {
+          signal: opts?.signal,
+          onFailure: (failure) =>
+            failure.cause instanceof Error ? failure.cause : new Error(`IO Error: ${failure.detail}`),
+        })
+        const maps: MapTextCache = new Map()
+        for await (const chunk of stream.chunks()) {
+          const lines = chunk.getColumnVector(0)
+          const typed = plan === undefined ? undefined : typedAddVectors(chunk, 1)
+          const rows: ActionRow[] = []
+          for (let i = 0; i < chunk.rowCount; i++) {
+            const value = lines.getItem(i)
+            if (typeof value === 'string') rows.push(value)
+            // No line and a path: a typed add (a row with no action at all has neither).
+            else if (typed !== undefined && (typed[0] as DuckDBVector).getItem(i) !== null)
+              rows.push(decodeTypedAdd(typed, i, maps))
+          }
+          try {
+            onBatch(rows)
+          } catch (error) {
+            consumerError = { error }
+            throw error
+          }
+        }
       })
     } catch (err) {
-      if (isDeltaError(err)) throw err
+      if (consumerError !== undefined && err === consumerError.error) throw err
+      if (isDeltaError(err) || (err instanceof Error && err.name === 'AbortError')) throw err
+      if (opts?.signal?.aborted && err === opts.signal.reason) throw err
       // A JavaScript error (a TypeError, a stack overflow) is a bug, not a damaged checkpoint.
       if (dataPlaneFailureKind(err) === 'internal') throw dataPlaneError(err, { what: 'checkpoint read' })
       throw new InvalidTableError(

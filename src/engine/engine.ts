@@ -50,6 +50,23 @@ export interface ParquetHandler {
   readActionRows(keys: readonly string[], opts?: EngineCallOptions): Promise<readonly string[]>
 
   /**
+   * Reads the same rows as {@link readActionRows}, in the same order, handing them over in
+   * batches as they are read: a checkpoint of a million files is then never held whole in
+   * memory, neither in the data plane nor as text. A row may also come already decoded (see
+   * {@link ActionRow}). Snapshot loading uses it when present.
+   *
+   * @param keys - store keys of the Parquet files
+   * @param onBatch - called with each batch, in order; what it throws ends the read unchanged
+   * @throws {FileNotFoundError} when a file is missing
+   * @throws {InvalidTableError} (`invalid-checkpoint`) when a file is not readable Parquet
+   */
+  readActionRowBatches?(
+    keys: readonly string[],
+    onBatch: (rows: readonly ActionRow[]) => void,
+    opts?: EngineCallOptions,
+  ): Promise<void>
+
+  /**
    * Writes actions, given as commit-style JSON lines, to a Parquet file in the checkpoint schema
    * and stores it under `key` (replacing any object there). An `add` line may carry
    * `stats_parsed` and `partitionValues_parsed` objects; they are written with the types `opts`
@@ -59,6 +76,14 @@ export interface ParquetHandler {
    */
   writeActionRows(key: string, jsonLines: readonly string[], opts?: CheckpointWriteOptions): Promise<number>
 }
+
+/**
+ * One checkpoint row from {@link ParquetHandler.readActionRowBatches}: its JSON text, as
+ * {@link ParquetHandler.readActionRows} gives it, or the row already decoded, as
+ * `parseCheckpointRow` takes it (`{ add: {...} }`, 64-bit integers as `bigint`, maps as plain
+ * objects, a null field as `null`). Either way the same action reader validates it.
+ */
+export type ActionRow = string | Readonly<Record<string, unknown>>
 
 /**
  * How a checkpoint carries per-file statistics and partition values

@@ -10,4 +10,10 @@ export type {
   WriteTarget,
   WrittenFile,
 } from './data-writer.js'
-export type { CheckpointWriteOptions, Engine, EngineCallOptions, ParquetHandler } from './engine.js'
+export type {
+  ActionRow,
+  CheckpointWriteOptions,
+  Engine,
+  EngineCallOptions,
+  ParquetHandler,
+} from './engine.js'
