@@ -1,4 +1,3 @@
-import { parse as parseLossless } from 'lossless-json'
 import type { Engine } from '../engine/engine.js'
 import {
   FileNotFoundError,
@@ -10,7 +9,6 @@ import {
 } from '../errors/index.js'
 import { type LogSegment, planLogSegment } from '../log/log-segment.js'
 import { replayLog } from '../log/replay.js'
-import { parseCheckpointRow } from '../protocol/action-json.js'
 import type { Action, Version } from '../protocol/actions.js'
 import {
   commitFileName,
@@ -24,8 +22,8 @@ import { decodeAddPath } from '../protocol/partition-values.js'
 import { checkReadSupported } from '../protocol/table-features.js'
 import type { FileMeta } from '../storage/object-store.js'
 import { mapLimit } from '../util/map-limit.js'
-import { type DeferredCheckpointRow, needsSchema, parseDeferredRows } from './checkpoint-parsed-rows.js'
 import { snapshotCommitTimestamp, versionAtTimestamp } from './commit-timestamps.js'
+import { readCheckpointParquet } from './read-checkpoint.js'
 import { Snapshot } from './snapshot.js'
 
 /** Which version to load. */
@@ -222,112 +220,9 @@ async function readCheckpoint(
       for (const a of parseCommitBytes(bytes, { path: f.key, version })) top.push(a)
     }
   }
-  const deferred: DeferredCheckpointRow[] = []
-  const parquetRows = await engine.parquet.readActionRows(parquetKeys, { signal })
-  parseRowsInto(top, parquetRows, parquetKeys[0], version, deferred)
-  const sidecarKeys = top.flatMap((a) => ('sidecar' in a ? [`${LOG_DIR}_sidecars/${a.sidecar.path}`] : []))
-  if (sidecarKeys.length > 0) {
-    try {
-      parseRowsInto(
-        top,
-        await engine.parquet.readActionRows(sidecarKeys, { signal }),
-        sidecarKeys[0],
-        version,
-        deferred,
-      )
-    } catch (err) {
-      if (err instanceof FileNotFoundError) {
-        throw new InvalidTableError(
-          'invalid-checkpoint',
-          `Checkpoint ${version} references a missing sidecar ${err.path}`,
-          {
-            version,
-            path: err.path,
-            cause: err,
-          },
-        )
-      }
-      throw err
-    }
-  }
-  for (const a of parseDeferredRows(deferred, top)) top.push(a)
+  await readCheckpointParquet(engine, parquetKeys, version, top, signal)
   return top
 }
-
-/**
- * Parses checkpoint rows (commit-shaped JSON lines) and appends their actions to `out`; rows that
- * need the table schema to be typed go to `deferred`.
- */
-function parseRowsInto(
-  out: Action[],
-  lines: readonly string[],
-  path: string | undefined,
-  version: Version,
-  deferred: DeferredCheckpointRow[],
-): void {
-  const ctx = { path, version }
-  for (const line of lines) {
-    const row = stripNulls(parseRowText(line)) as Record<string, unknown>
-    if (needsSchema(row)) {
-      deferred.push({ row, ctx })
-      continue
-    }
-    const action = parseCheckpointRow(row, ctx)
-    if (action) out.push(action)
-  }
-}
-
-// Any integer at or above 2^53 has at least 16 digits. A row without such a run of digits holds
-// only integers JSON.parse decodes exactly, to the same numbers `parseExactNumber` gives, and
-// JSON.parse is an order of magnitude faster than the lossless parser on large checkpoints.
-const LONG_DIGIT_RUN = 16
-
-function parseRowText(line: string): unknown {
-  if (!hasDigitRun(line, LONG_DIGIT_RUN)) return JSON.parse(line)
-  return parseLossless(line, undefined, parseExactNumber)
-}
-
-/** Whether `text` holds `n` consecutive ASCII digits (a loop: a regex is slower on long rows). */
-function hasDigitRun(text: string, n: number): boolean {
-  let run = 0
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i)
-    if (c >= 48 && c <= 57) {
-      if (++run >= n) return true
-    } else {
-      run = 0
-    }
-  }
-  return false
-}
-
-/** Integers as bigint when they do not fit a double exactly, other numbers as number. */
-function parseExactNumber(text: string): number | bigint {
-  if (/^-?\d+$/.test(text)) {
-    const n = Number(text)
-    return Number.isSafeInteger(n) ? n : BigInt(text)
-  }
-  return Number(text)
-}
-
-/**
- * Parquet has no "absent" field: an optional struct field is null. Drops those nulls so a row
- * reads like a commit line, except inside maps, where a null value is meaningful (a null
- * partition value).
- */
-function stripNulls(value: unknown, insideMap = false): unknown {
-  if (Array.isArray(value)) return value.map((v) => stripNulls(v))
-  if (value === null || typeof value !== 'object') return value
-  const out: Record<string, unknown> = {}
-  const obj = value as Record<string, unknown>
-  for (const k of Object.keys(obj)) {
-    const v = obj[k]
-    if (v === null && !insideMap) continue
-    out[k] = stripNulls(v, MAP_FIELDS.has(k))
-  }
-  return out
-}
-const MAP_FIELDS = new Set(['partitionValues', 'tags', 'configuration', 'options'])
 
 async function readLogFile(
   engine: Engine,
