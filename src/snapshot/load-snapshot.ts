@@ -14,7 +14,6 @@ import {
   commitFileName,
   type LastCheckpoint,
   LOG_DIR,
-  parseCommitBytes,
   parseLastCheckpoint,
   parseLogFileName,
 } from '../protocol/log-files.js'
@@ -23,6 +22,7 @@ import { checkReadSupported } from '../protocol/table-features.js'
 import type { FileMeta } from '../storage/object-store.js'
 import { mapLimit } from '../util/map-limit.js'
 import { snapshotCommitTimestamp, versionAtTimestamp } from './commit-timestamps.js'
+import { listLogFrom, parseLogBytes } from './log-reader.js'
 import { readCheckpointParquet } from './read-checkpoint.js'
 import { Snapshot } from './snapshot.js'
 
@@ -101,11 +101,15 @@ async function buildSnapshot(
   hint: LastCheckpoint | undefined,
   signal: AbortSignal | undefined,
   fullListing?: FileMeta[],
+  partialListing?: FileMeta[],
 ): Promise<Snapshot> {
   let listing: FileMeta[]
   let partial = false
   if (fullListing !== undefined) {
     listing = fullListing
+  } else if (partialListing !== undefined && hint !== undefined) {
+    listing = partialListing
+    partial = true
   } else {
     const fromName = hint === undefined ? undefined : hintListingStart(hint)
     listing = await listLog(engine, fromName ?? '', signal)
@@ -167,6 +171,26 @@ async function buildSnapshot(
   return new Snapshot({ version: segment.version, state, logSegment: segment, timestamp, location })
 }
 
+/**
+ * Builds the snapshot at `targetVersion` from a listing of the log that starts at version
+ * `start` rather than at the beginning (the listing a snapshot advance made): planned from the
+ * newest complete checkpoint the listing holds, and, when the listing cannot rebuild the target,
+ * from a listing of the whole log, exactly as a fresh load falls back.
+ *
+ * @internal used by `advanceSnapshot`
+ */
+export function snapshotFromListing(
+  engine: Engine,
+  location: string,
+  listing: FileMeta[],
+  start: Version,
+  targetVersion: Version,
+  signal: AbortSignal | undefined,
+): Promise<Snapshot> {
+  const hint: LastCheckpoint = { version: start }
+  return buildSnapshot(engine, location, targetVersion, hint, signal, undefined, listing)
+}
+
 /** Where a listing guided by the hint starts, or `undefined` when the hint names no log file. */
 function hintListingStart(hint: LastCheckpoint): string | undefined {
   try {
@@ -197,7 +221,7 @@ async function readSegment(
     const bytes = await readLogFile(engine, c.file.key, c.version, signal)
     return {
       version: c.version,
-      actions: parseCommitBytes(bytes, { path: c.file.key, version: c.version }),
+      actions: parseLogBytes(bytes, c.file.key, c.version),
       fromCheckpoint: false,
     }
   })
@@ -217,7 +241,7 @@ async function readCheckpoint(
   for (const f of files) {
     if (f.key.endsWith('.json')) {
       const bytes = await readLogFile(engine, f.key, version, signal)
-      for (const a of parseCommitBytes(bytes, { path: f.key, version })) top.push(a)
+      for (const a of parseLogBytes(bytes, f.key, version)) top.push(a)
     }
   }
   await readCheckpointParquet(engine, parquetKeys, version, top, signal)
@@ -257,17 +281,21 @@ function isCheckpointOf(key: string, version: Version): boolean {
   return name !== undefined && name.version === version && name.type.includes('checkpoint')
 }
 
+/** Lists the log from a 20-digit version name prefix (the whole log from `''`). */
 async function listLog(
   engine: Engine,
   fromName: string,
   signal: AbortSignal | undefined,
 ): Promise<FileMeta[]> {
-  const out: FileMeta[] = []
-  for await (const f of engine.storage.listFrom(`${LOG_DIR}${fromName}`, { signal })) out.push(f)
-  return out
+  return listLogFrom(engine, fromName === '' ? undefined : BigInt(fromName), signal)
 }
 
-async function readLastCheckpointHint(
+/**
+ * The `_last_checkpoint` hint, or `undefined` when it is missing or unreadable.
+ *
+ * @internal
+ */
+export async function readLastCheckpointHint(
   engine: Engine,
   signal: AbortSignal | undefined,
 ): Promise<LastCheckpoint | undefined> {
