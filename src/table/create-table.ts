@@ -8,7 +8,7 @@ import {
 } from '../errors/index.js'
 import { serializeCommit } from '../protocol/action-json.js'
 import type { Action, Metadata } from '../protocol/actions.js'
-import { commitKey, LOG_DIR } from '../protocol/log-files.js'
+import { commitKey } from '../protocol/log-files.js'
 import {
   fieldByName,
   parseDdlSchema,
@@ -22,6 +22,7 @@ import {
   parseTableProperties,
   TableProperty,
 } from '../protocol/table-properties.js'
+import { listLogFrom } from '../snapshot/log-reader.js'
 import { IN_COMMIT_TIMESTAMP_FEATURE } from '../txn/in-commit-timestamps.js'
 import { ENGINE_INFO } from '../txn/transaction.js'
 
@@ -160,7 +161,7 @@ function refuseOrIgnore(location: string, options: CreateOptions): false {
 }
 
 async function hasLog(engine: Engine): Promise<boolean> {
-  for await (const f of engine.storage.listFrom(LOG_DIR)) {
+  for (const f of await listLogFrom(engine, undefined)) {
     if (/^_delta_log\/\d{20}\.(json|checkpoint\.)/.test(f.key)) return true
   }
   return false

@@ -3,9 +3,9 @@ import type { Engine } from '../engine/engine.js'
 import { createDefaultEngine, type DefaultEngineOptions } from '../engine-default/default-engine.js'
 import {
   ConcurrentModificationError,
-  FileNotFoundError,
   InternalError,
   InvalidArgumentError,
+  isDeltaError,
 } from '../errors/index.js'
 import type { Expression } from '../expressions/ast.js'
 import { fileActionKey } from '../log/replay.js'
@@ -16,10 +16,12 @@ import { buildOptimize, type OptimizeOperation, type OptimizeOptions } from '../
 import { buildUpdate, type UpdateOptions } from '../ops/update.js'
 import { type VacuumOptions, type VacuumResult, vacuumTable } from '../ops/vacuum.js'
 import type { CommitInfo, Version } from '../protocol/actions.js'
-import { commitFileName, LOG_DIR, parseCommitBytes } from '../protocol/log-files.js'
+import { commitFileName, LOG_DIR } from '../protocol/log-files.js'
 import { type ScanOptions, TableScan } from '../scan/table-scan.js'
+import { advanceSnapshot } from '../snapshot/advance-snapshot.js'
 import { historyTimeline } from '../snapshot/commit-timestamps.js'
 import { type LoadSnapshotOptions, loadSnapshot } from '../snapshot/load-snapshot.js'
+import { listLogFrom, readCommit } from '../snapshot/log-reader.js'
 import type { Snapshot } from '../snapshot/snapshot.js'
 import { type CheckpointResult, writeCheckpoint } from '../snapshot/write-checkpoint.js'
 import { type OpenStoreOptions, openStore } from '../storage/index.js'
@@ -119,6 +121,11 @@ export class DeltaTable {
   readonly conflicts: ConflictFlags
   readonly #ownsEngine: boolean
   readonly #options: OpenOptions
+  /**
+   * The newest snapshot seen, advanced by {@link DeltaTable.begin}. Snapshots are immutable, so
+   * concurrent transactions share it safely; a stale one only costs reading the newer commits.
+   */
+  #latest: Snapshot | undefined
 
   private constructor(location: string, engine: Engine, ownsEngine: boolean, options: OpenOptions) {
     this.location = location
@@ -148,7 +155,7 @@ export class DeltaTable {
     const table = DeltaTable.#at(location, openOptions)
     try {
       await createTable(table.engine, location, options)
-      await table.snapshot()
+      table.#latest = await table.snapshot()
     } catch (err) {
       await table.close()
       throw err
@@ -170,7 +177,7 @@ export class DeltaTable {
     checkOpenOptions(options)
     const table = DeltaTable.#at(location, options)
     try {
-      await table.snapshot()
+      table.#latest = await table.snapshot()
     } catch (err) {
       await table.close()
       throw err
@@ -202,11 +209,14 @@ export class DeltaTable {
   /**
    * Starts a transaction on the latest snapshot: stage operations and reads, then `commit()`.
    *
+   * The table keeps the newest snapshot it has seen and advances it, reading only the commits
+   * made since (by any writer), so beginning costs in the new commits, not in the log's length.
+   *
    * @throws {UnsupportedTableFeatureError} when the table needs a writer feature delta-rlc lacks
    */
   async begin(options: BeginOptions = {}): Promise<Transaction> {
     checkBeginOptions(options)
-    const snapshot = await this.snapshot({ signal: options.signal })
+    const snapshot = await this.#latestSnapshot(options.signal)
     return new Transaction(
       {
         engine: this.engine,
@@ -350,6 +360,31 @@ export class DeltaTable {
     return vacuumTable(this.engine, snap, options)
   }
 
+  /**
+   * The latest snapshot: the kept one advanced by the commits made since it (a fresh load when
+   * there is none yet, or when the advance fails, so a damaged log reports as a load would).
+   */
+  async #latestSnapshot(signal: AbortSignal | undefined): Promise<Snapshot> {
+    const kept = this.#latest
+    let snap: Snapshot
+    if (kept === undefined) {
+      snap = await loadSnapshot(this.engine, this.location, { signal })
+    } else {
+      try {
+        snap = await advanceSnapshot(this.engine, kept, { signal })
+      } catch (err) {
+        signal?.throwIfAborted()
+        if (!isDeltaError(err)) throw err
+        snap = await loadSnapshot(this.engine, this.location, { signal })
+      }
+    }
+    // Another begin() may have advanced further meanwhile: keep (and use) the newer one.
+    const now = this.#latest
+    if (now !== undefined && now.version > snap.version) return now
+    this.#latest = snap
+    return snap
+  }
+
   /** Stages under `signal` (see {@link DeltaTable.#stageUnder}), then commits whatever it does. */
   async #stageAndCommit(
     signal: AbortSignal | undefined,
@@ -455,21 +490,17 @@ export class DeltaTable {
     // The latest version's metadata says whether, and from which version, commits carry
     // In-Commit Timestamps; the listing after it may only show newer commits, never lose any.
     const latest = await this.snapshot({ signal })
-    const listing = []
-    for await (const f of this.engine.storage.listFrom(LOG_DIR, { signal })) listing.push(f)
+    // History covers every commit time travel can reach: the one place that lists the whole log.
+    const listing = await listLogFrom(this.engine, undefined, signal)
     const timeline = historyTimeline(listing, latest)
     const newestFirst = [...timeline.commits].reverse()
     const wanted =
       options.limit === undefined ? newestFirst : newestFirst.slice(0, Math.max(0, options.limit))
     return mapLimit(wanted, 16, async (c) => {
       let info: CommitInfo | undefined
-      try {
-        const bytes = await this.engine.storage.read(c.file.key, undefined, { signal })
-        for (const a of parseCommitBytes(bytes, { path: c.file.key, version: c.version }))
-          if ('commitInfo' in a) info = a.commitInfo
-      } catch (err) {
-        if (!(err instanceof FileNotFoundError)) throw err
-      }
+      // A commit removed since the listing (log cleanup) is reported without its commitInfo.
+      for (const a of (await readCommit(this.engine, c.version, signal)) ?? [])
+        if ('commitInfo' in a) info = a.commitInfo
       return Object.freeze({
         version: c.version,
         timestamp: timeline.timestampOf(c, info),

@@ -30,6 +30,7 @@ import { decodeAddPath } from '../protocol/partition-values.js'
 import { checkWriteSupported } from '../protocol/table-features.js'
 import { checkpointInterval } from '../protocol/table-properties.js'
 import { columnSpecs, type ScanOptions, TableScan } from '../scan/table-scan.js'
+import { advanceSnapshot } from '../snapshot/advance-snapshot.js'
 import { loadSnapshot } from '../snapshot/load-snapshot.js'
 import type { Snapshot } from '../snapshot/snapshot.js'
 import { writeCheckpoint } from '../snapshot/write-checkpoint.js'
@@ -439,7 +440,13 @@ export class Transaction {
     const interval = BigInt(checkpointInterval(this.#ctx.snapshot.properties))
     if (version === 0n || version % interval !== 0n) return
     try {
-      const snap = await loadSnapshot(this.#ctx.engine, this.#ctx.snapshot.location, { version })
+      // The read snapshot advanced by the commits since it (the winners and this one): no reload
+      // of the whole table. A checkpoint of it equals one of a fresh load (planCheckpointActions
+      // drops expired tombstones and marks every file dataChange: false either way).
+      let snap = await advanceSnapshot(this.#ctx.engine, this.#ctx.snapshot, { toVersion: version })
+      if (snap.version !== version) {
+        snap = await loadSnapshot(this.#ctx.engine, this.#ctx.snapshot.location, { version })
+      }
       await writeCheckpoint(this.#ctx.engine, snap)
     } catch {
       // A checkpoint is an optimization: the commit has landed, and readers replay the JSON
