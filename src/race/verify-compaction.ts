@@ -7,11 +7,13 @@
  * consequences.
  */
 import { parseOptimizeSourceComposition } from '../conflict/composition-tags.js'
+import { FileNotFoundError } from '../errors/index.js'
 import type { AddFile, RemoveFile } from '../protocol/actions.js'
-import { commitKey, parseCommitBytes } from '../protocol/log-files.js'
+import { commitKey } from '../protocol/log-files.js'
 import { decodeAddPath } from '../protocol/partition-values.js'
 import { loadDeletionVector } from '../scan/load-deletion-vector.js'
 import { columnSpecs } from '../scan/table-scan.js'
+import { readCommit } from '../snapshot/log-reader.js'
 import type { DeltaTable } from '../table/delta-table.js'
 
 /** The first mismatch between a tag and its output, if any. */
@@ -59,11 +61,8 @@ export async function checkCompactionOffsets(
   }
   let sources = 0
   for (const version of versions) {
-    const key = commitKey(BigInt(version))
-    const actions = parseCommitBytes(await engine.storage.read(key), {
-      path: key,
-      version: BigInt(version),
-    })
+    const actions = await readCommit(engine, BigInt(version))
+    if (actions === undefined) throw new FileNotFoundError(commitKey(BigInt(version)))
     const outputs = new Map<string, AddFile>()
     const removes: RemoveFile[] = []
     for (const a of actions) {

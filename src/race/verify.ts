@@ -11,8 +11,18 @@
  * as a definite abort landed, and that every compacted source sits in its OPTIMIZE output exactly
  * where its composition tags say. It also explains every conflict abort by the winning operation.
  */
-import { InvalidArgumentError, isDeltaError } from '../errors/index.js'
-import { commitKey, LOG_DIR, parseCommitBytes, parseLogFileName } from '../protocol/log-files.js'
+import {
+  FileNotFoundError,
+  InvalidArgumentError,
+  isDeltaError,
+  VersionNotFoundError,
+} from '../errors/index.js'
+import { commitKey, LOG_DIR, parseLogFileName } from '../protocol/log-files.js'
+import { TableScan } from '../scan/table-scan.js'
+import { advanceSnapshot } from '../snapshot/advance-snapshot.js'
+import { loadSnapshot } from '../snapshot/load-snapshot.js'
+import { listLogFrom, readCommit } from '../snapshot/log-reader.js'
+import type { Snapshot } from '../snapshot/snapshot.js'
 import { DeltaTable } from '../table/delta-table.js'
 import { type AttemptEvent, type RaceEvent, type RunEvent, readEvents } from './events.js'
 import { RaceModel } from './model.js'
@@ -400,18 +410,15 @@ async function verifyOpen(
 
 async function readLog(table: DeltaTable, runId: string, initialVersion: number): Promise<LoggedCommit[]> {
   const versions: number[] = []
-  for await (const f of table.engine.storage.listFrom(LOG_DIR)) {
+  for (const f of await listLogFrom(table.engine, BigInt(initialVersion + 1))) {
     const name = parseLogFileName(f.key.slice(LOG_DIR.length))
     if (name?.type === 'commit' && Number(name.version) > initialVersion) versions.push(Number(name.version))
   }
   versions.sort((a, b) => a - b)
   const out: LoggedCommit[] = []
   for (const v of versions) {
-    const key = commitKey(BigInt(v))
-    const actions = parseCommitBytes(await table.engine.storage.read(key), {
-      path: key,
-      version: BigInt(v),
-    })
+    const actions = await readCommit(table.engine, BigInt(v))
+    if (actions === undefined) throw new FileNotFoundError(commitKey(BigInt(v)))
     let info: Omit<LoggedCommit, 'dataChange'> | undefined
     let dataChange = false
     const markers: Array<{ writer: number; seq: number }> = []
@@ -485,8 +492,20 @@ async function replay(
     const op = c === undefined ? undefined : opAt.get(c.version)
     return { version, writer: op?.writer, seq: op?.seq, kind: op?.kind }
   }
+  // One snapshot walks the versions: each step reads the one commit it adds (a fresh load per
+  // version would replay the log from its checkpoint every time).
+  let snap: Snapshot | undefined
+  const snapshotAt = async (version: number): Promise<Snapshot> => {
+    const v = BigInt(version)
+    snap =
+      snap === undefined || snap.version > v
+        ? await loadSnapshot(table.engine, table.location, { version: v })
+        : await advanceSnapshot(table.engine, snap, { toVersion: v })
+    if (snap.version !== v) throw new VersionNotFoundError(`version ${version}`)
+    return snap
+  }
   // The initial state is checked first: nothing else can be right if it is wrong.
-  const initial = await contentDiff(table, initialVersion, model)
+  const initial = await contentDiff(table, await snapshotAt(initialVersion), model)
   r.contentChecks++
   if (initial !== undefined) {
     r.duplicates += initial.duplicates
@@ -510,7 +529,7 @@ async function replay(
     }
     let count: number
     try {
-      count = await table.scan({ version: BigInt(c.version) }).count()
+      count = await new TableScan(table.engine, await snapshotAt(c.version)).count()
     } catch (err) {
       r.unreadable = `version ${c.version} cannot be read: ${isDeltaError(err) ? err.code : ''} ${err instanceof Error ? err.message : String(err)}`
       r.divergence ??= {
@@ -524,7 +543,7 @@ async function replay(
       r.countMismatch = `version ${c.version}: ${count} live rows, the replay has ${model.size}`
     }
     if (count !== model.size || checkContentAt(c.version, i)) {
-      const diff = await contentDiff(table, c.version, model)
+      const diff = await contentDiff(table, await snapshotAt(c.version), model)
       r.contentChecks++
       if (diff !== undefined) {
         r.duplicates += diff.duplicates
@@ -549,10 +568,11 @@ interface ContentDiff {
 
 async function contentDiff(
   table: DeltaTable,
-  version: number,
+  snapshot: Snapshot,
   model: RaceModel,
 ): Promise<ContentDiff | undefined> {
-  const rows = await table.scan({ version: BigInt(version), columns: ['id', 'val', 'tag'] }).toArray()
+  const version = Number(snapshot.version)
+  const rows = await new TableScan(table.engine, snapshot, { columns: ['id', 'val', 'tag'] }).toArray()
   const seen = new Map<number, RaceRow>()
   let duplicates = 0
   let firstDuplicate: number | undefined
