@@ -1,7 +1,13 @@
 import { randomUUID } from 'node:crypto'
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { type DuckDBStructType, type DuckDBType, DuckDBTypeId, type DuckDBVector } from '@duckdb/node-api'
+import {
+  type DuckDBDataChunk,
+  type DuckDBStructType,
+  type DuckDBType,
+  DuckDBTypeId,
+  type DuckDBVector,
+} from '@duckdb/node-api'
 import type {
   ActionRow,
   CheckpointWriteOptions,
@@ -202,16 +208,7 @@ export class DuckDbParquetHandler implements ParquetHandler {
         })
         const maps: MapTextCache = new Map()
         for await (const chunk of stream.chunks()) {
-          const lines = chunk.getColumnVector(0)
-          const typed = plan === undefined ? undefined : typedAddVectors(chunk, 1)
-          const rows: ActionRow[] = []
-          for (let i = 0; i < chunk.rowCount; i++) {
-            const value = lines.getItem(i)
-            if (typeof value === 'string') rows.push(value)
-            // No line and a path: a typed add (a row with no action at all has neither).
-            else if (typed !== undefined && (typed[0] as DuckDBVector).getItem(i) !== null)
-              rows.push(decodeTypedAdd(typed, i, maps))
-          }
+          const rows = chunkRows(chunk, plan !== undefined, maps)
           try {
             onBatch(rows)
           } catch (error) {
@@ -276,6 +273,24 @@ export class DuckDbParquetHandler implements ParquetHandler {
       await rm(parquetPath, { force: true })
     }
   }
+}
+
+/**
+ * The rows of one result chunk: column 0 holds each row's JSON line, and with `typed` the
+ * columns after it a typed add's fields (used where the line is null).
+ */
+function chunkRows(chunk: DuckDBDataChunk, typed: boolean, maps: MapTextCache): ActionRow[] {
+  const lines = chunk.getColumnVector(0)
+  const fields = typed ? typedAddVectors(chunk, 1) : undefined
+  const rows: ActionRow[] = []
+  for (let i = 0; i < chunk.rowCount; i++) {
+    const value = lines.getItem(i)
+    if (typeof value === 'string') rows.push(value)
+    // No line but the typed fields: a typed add (a row with no action at all has neither).
+    else if (fields !== undefined && (fields[0] as DuckDBVector).getItem(i) !== null)
+      rows.push(decodeTypedAdd(fields, i, maps))
+  }
+  return rows
 }
 
 function errorText(err: unknown): string {

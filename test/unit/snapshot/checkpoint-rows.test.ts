@@ -163,10 +163,11 @@ function variedAdd(i: number): AddFile {
     { a: 'x', b: null, c: 'ü %/=' },
     { a: 'y', b: 'z', c: '' },
     { a: null, b: null, c: null },
+    { a: 'a\u0001b', b: '\u0001', c: 'c' },
   ]
   return {
     path: `a=${i % 3}/part-${i}-${i % 7 === 0 ? 'sp%20ace' : 'plain'}.parquet`,
-    partitionValues: partitions[i % 3] as AddFile['partitionValues'],
+    partitionValues: partitions[i % 4] as AddFile['partitionValues'],
     size: i % 11 === 0 ? 2n ** 60n + BigInt(i) : BigInt(1000 + i),
     modificationTime: i % 13 === 0 ? 2n ** 53n + 1n : 1_700_000_000_000n + BigInt(i),
     dataChange: true,
@@ -282,6 +283,26 @@ describe('checkpoint rows read as typed columns', () => {
       const read = await assertSameBothWays(engine, ['_delta_log/odd.parquet'])
       assert.equal(read.typedRows, 0)
       assert.equal(read.actions.length, 3000)
+    } finally {
+      await engine.close()
+    }
+  })
+
+  it('leave an add whose path holds their separator to the JSON reader', async () => {
+    const dir = await tempDir()
+    await mkdir(join(dir, '_delta_log'))
+    const engine = createDefaultEngine(createLocalStore(dir))
+    try {
+      const odd = { ...variedAdd(2), path: 'odd\u0001name.parquet' }
+      const key = '_delta_log/separator.parquet'
+      await engine.parquet.writeActionRows(
+        key,
+        [variedAdd(1), odd, variedAdd(3)].map((add) => serializeAction({ add })),
+      )
+      const read = await assertSameBothWays(engine, [key])
+      assert.equal(read.typedRows, 2)
+      assert.equal(read.actions.length, 3)
+      assert.deepStrictEqual(read.actions[1], { add: odd })
     } finally {
       await engine.close()
     }
