@@ -1,6 +1,7 @@
 /**
  * Snapshot load: logs of 1k, 10k and 100k commits, read without a checkpoint and with one near
- * the end (as `delta.checkpointInterval` = 10 leaves it: at most nine commits after it).
+ * the end (as `delta.checkpointInterval` = 10 leaves it: at most nine commits after it); and the
+ * peak RSS of a fresh process opening a table of 100k live files from its checkpoint.
  *
  * Baselines, the practical floor for the same bytes: without a checkpoint, reading every commit
  * file (the same concurrency as the loader) and `JSON.parse` of each line; with one, DuckDB
@@ -10,6 +11,7 @@
  * an add; every later commit a `commitInfo` and an add with statistics, and every fourth one also
  * removes the file added two commits earlier (so replay sees tombstones too).
  */
+import { execFile } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
@@ -115,7 +117,73 @@ export async function snapshotBenchmarks(quick: boolean): Promise<BenchResult[]>
       }
     })
   }
+  out.push(await openRss(quick ? 3_000 : 100_000, quick ? 1 : 3))
   return out
+}
+
+/**
+ * `snapshot.open-rss`: the peak RSS of a process that opens a table of `files` live files from
+ * its checkpoint (this process's own peak mixes every measurement before it), against a process
+ * that only reads the same checkpoint with DuckDB into a materialized result. Each run is a
+ * fresh child process (`snapshot-rss-child.ts`), load and floor alternating.
+ */
+async function openRss(files: number, runs: number): Promise<BenchResult> {
+  return withTempDir('snapshot-rss', async (root) => {
+    const dir = join(root, 't')
+    const logDir = join(dir, '_delta_log')
+    await mkdir(logDir, { recursive: true })
+    const now = BigInt(Date.now())
+    const actions: Action[] = [...syntheticTableSetup(now)]
+    for (let v = 0; v < files; v++) actions.push({ add: fileAction(v, now) })
+    await writeFile(join(logDir, commitFileName(0n)), serializeCommit(actions))
+    const engine = createDefaultEngine(createLocalStore(dir))
+    try {
+      await writeCheckpoint(engine, await loadSnapshot(engine, dir))
+    } finally {
+      await engine.close()
+    }
+    const load: ChildMeasure[] = []
+    const floor: ChildMeasure[] = []
+    for (let i = 0; i < runs; i++) {
+      load.push(await measureInChild(dir, 'load'))
+      floor.push(await measureInChild(dir, 'floor'))
+    }
+    return result(
+      'snapshot.open-rss',
+      { activeFiles: files },
+      load.map((m) => m.ms),
+      'a fresh process: duckdb read_parquet(checkpoint) materialized',
+      floor.map((m) => m.ms),
+      {
+        extra: {
+          childPeakRssMiB: median(load.map((m) => m.peakRssMiB)),
+          childRssBeforeMiB: median(load.map((m) => m.rssBeforeMiB)),
+          floorPeakRssMiB: median(floor.map((m) => m.peakRssMiB)),
+        },
+      },
+    )
+  })
+}
+
+interface ChildMeasure {
+  readonly ms: number
+  readonly peakRssMiB: number
+  readonly rssBeforeMiB: number
+}
+
+function measureInChild(dir: string, mode: 'load' | 'floor'): Promise<ChildMeasure> {
+  const child = join(import.meta.dirname, 'snapshot-rss-child.ts')
+  return new Promise((resolveRun, reject) => {
+    execFile(
+      process.execPath,
+      [...process.execArgv, child, dir, mode],
+      { maxBuffer: 1 << 20 },
+      (err, stdout) => {
+        if (err) reject(err)
+        else resolveRun(JSON.parse(stdout.trim().split('\n').pop() as string) as ChildMeasure)
+      },
+    )
+  })
 }
 
 /**
