@@ -4,8 +4,9 @@
  * Nearly every row of a large checkpoint is an `add`, and turning each into a JSON line in DuckDB
  * only to parse it again in JavaScript was most of the cost of opening a large table. When the
  * `add` struct has the types the protocol gives its fields (as Spark, delta-rs and this library
- * write them), the rows whose required fields are all present are read field by field: strings,
- * exact 64-bit integers as bigint, booleans, and maps as JSON objects. Every other row, and every
+ * write them), the rows whose required fields are all present are read field by field: exact
+ * 64-bit integers as bigint, booleans, maps as JSON objects, and the path, partition values and
+ * statistics together in one text (see {@link SEPARATOR}). Every other row, and every
  * row of a checkpoint typed otherwise, still arrives as its JSON line, so a malformed row fails
  * with the same message as before. The row object goes through the same action reader as a
  * parsed line does.
@@ -23,7 +24,7 @@ import { sqlString } from './duckdb-runtime.js'
 export interface TypedAddPlan {
   /** SQL: true for a row read from the typed columns (its JSON line is then not computed). */
   readonly condition: string
-  /** SQL expressions of the typed columns, in the order {@link decodeTypedAdds} reads them. */
+  /** SQL expressions of the typed columns, in the order {@link decodeTypedAdd} reads them. */
   readonly columns: readonly string[]
 }
 
