@@ -5,6 +5,7 @@ import { InvalidArgumentError } from '../errors/index.js'
 import type { Expression } from '../expressions/ast.js'
 import { checkExpression } from '../expressions/check-expression.js'
 import { parsePredicate } from '../expressions/parse-predicate.js'
+import { dvUniqueId } from '../log/replay.js'
 import type { AddFile } from '../protocol/actions.js'
 import { decodeAddPath } from '../protocol/partition-values.js'
 import { columnMappingId, fieldByName, physicalName } from '../protocol/schema.js'
@@ -148,10 +149,32 @@ async function checkDeletionVectors(
   files: readonly AddFile[],
   signal: AbortSignal | undefined,
 ): Promise<void> {
-  const withDv = files.filter((f) => f.deletionVector !== undefined)
-  await mapLimit(withDv, DV_READ_CONCURRENCY, async (f) => {
+  let checked = checkedDvs.get(engine)
+  if (checked === undefined || checked.size > CHECKED_DV_LIMIT) {
+    checked = new Set()
+    checkedDvs.set(engine, checked)
+  }
+  const seen = checked
+  const toCheck = files.filter((f) => f.deletionVector !== undefined && !seen.has(checkedDvKey(f)))
+  await mapLimit(toCheck, DV_READ_CONCURRENCY, async (f) => {
     ;(await loadFileDeletionVector(engine, f, signal))?.dispose()
+    seen.add(checkedDvKey(f))
   })
+}
+
+/**
+ * The (file, DV, row count) triples whose DV was loaded and found to fit its file, per engine. A
+ * DV's content never changes under its descriptor (on-disk DVs are named by a UUID and addressed
+ * by offset and size, inline ones carry their bytes), so a plain count at every version of a long
+ * log loads each DV once instead of once per version.
+ */
+const checkedDvs = new WeakMap<Engine, Set<string>>()
+/** Past this many entries the set starts afresh: a bound on memory, not on correctness. */
+const CHECKED_DV_LIMIT = 200_000
+
+function checkedDvKey(f: AddFile): string {
+  const dv = f.deletionVector
+  return `${f.path}\u0000${dv === undefined ? '' : dvUniqueId(dv)}\u0000${parseStats(f.stats)?.numRecords ?? ''}`
 }
 
 /**

@@ -22,6 +22,9 @@ import { isDeltaError } from '../../src/errors/index.js'
 import { parseCommitFile, serializeCommit } from '../../src/protocol/action-json.js'
 import type { AddFile } from '../../src/protocol/actions.js'
 import { commitFileName, LOG_DIR } from '../../src/protocol/log-files.js'
+import { createLocalStore } from '../../src/storage/local-store.js'
+import type { ByteRange, StoreCallOptions } from '../../src/storage/object-store.js'
+import { passThroughStore } from '../../src/storage/pass-through-store.js'
 import { DeltaTable } from '../../src/table/delta-table.js'
 
 const ROWS = 10
@@ -119,6 +122,26 @@ describe('deletion vectors that name rows past the end of the file', () => {
           return true
         })
       }
+    } finally {
+      await table.close()
+    }
+  })
+
+  it('a plain count loads each DV once per engine, not once per count', async () => {
+    const { dir } = await tableWithDv((d) => onDisk(d, [0, ROWS - 1]))
+    const inner = createLocalStore(dir)
+    const dvReads: string[] = []
+    const counting = {
+      ...passThroughStore(inner),
+      read: (key: string, range?: ByteRange, opts?: StoreCallOptions) => {
+        if (key.includes('deletion_vector_')) dvReads.push(key)
+        return inner.read(key, range, opts)
+      },
+    }
+    const table = await DeltaTable.open(dir, { storage: counting })
+    try {
+      for (let i = 0; i < 3; i++) assert.equal(await table.scan().count(), ROWS - 2)
+      assert.equal(dvReads.length, 1, `DV reads: ${dvReads.join(', ')}`)
     } finally {
       await table.close()
     }
