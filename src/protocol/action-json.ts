@@ -379,26 +379,37 @@ export function parseCommitFile(text: string, ctx: ActionContext = {}): Action[]
     if (i === 0 && line.charCodeAt(0) === 0xfeff) line = line.slice(1)
     if (line.trim() === '') continue
     const lineCtx: ActionContext = { path: ctx.path, version: ctx.version, line: i + 1 }
-    let raw: unknown
-    try {
-      raw = parseJsonText(line)
-    } catch (cause) {
-      const reason = cause instanceof Error ? cause.message : String(cause)
-      throw new InvalidTableError(
-        'malformed-commit',
-        `Commit file${describeContext(lineCtx)} is not valid JSON: ${reason}`,
-        {
-          path: ctx.path,
-          version: ctx.version,
-          cause,
-          hint: 'The commit file is truncated or corrupt; restore it from a backup or rewrite the table.',
-        },
-      )
-    }
-    const action = readAction(raw, lineCtx, 'json')
+    const action = readAction(parseCommitLine(line, lineCtx), lineCtx, 'json')
     if (action !== undefined) out.push(action)
   }
   return out
+}
+
+/**
+ * Decodes one line of a commit file as JSON (64-bit integers exact), the one place that turns a
+ * line that is not JSON into the commit file's error.
+ *
+ * @param line - the line's text, without its newline
+ * @param ctx - the file, version and line, for the error message
+ * @returns the decoded value
+ * @throws {InvalidTableError} `malformed-commit` naming the line
+ */
+export function parseCommitLine(line: string, ctx: ActionContext): unknown {
+  try {
+    return parseJsonText(line)
+  } catch (cause) {
+    const reason = cause instanceof Error ? cause.message : String(cause)
+    throw new InvalidTableError(
+      'malformed-commit',
+      `Commit file${describeContext(ctx)} is not valid JSON: ${reason}`,
+      {
+        path: ctx.path,
+        version: ctx.version,
+        cause,
+        hint: 'The commit file is truncated or corrupt; restore it from a backup or rewrite the table.',
+      },
+    )
+  }
 }
 
 /**

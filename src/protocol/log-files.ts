@@ -5,8 +5,8 @@
  * Names are matched with anchored patterns, so Hadoop side files (`.00000000000000000003.json.crc`)
  * and anything else unknown are not mistaken for log files.
  */
-import { InvalidArgumentError, InvalidTableError, UnsupportedError } from '../errors/index.js'
-import { type ActionContext, parseAction } from './action-json.js'
+import { InvalidArgumentError, UnsupportedError } from '../errors/index.js'
+import { type ActionContext, parseAction, parseCommitLine } from './action-json.js'
 import type { Action, Sidecar, Version } from './actions.js'
 import { type JsonValue, normalizeJsonValue, parseJsonText, stringifyJson } from './json-text.js'
 import { describeContext, isRawObject, type RawObject } from './raw-fields.js'
@@ -271,7 +271,7 @@ export function parseCommitBytes(bytes: Uint8Array, ctx: ActionContext = {}): Ac
   const out: Action[] = []
   for (const { text, line } of commitLines(bytes, ctx)) {
     const lineCtx: ActionContext = { path: ctx.path, version: ctx.version, line }
-    const action = parseAction(parseLine(text, lineCtx), lineCtx)
+    const action = parseAction(parseCommitLine(text, lineCtx), lineCtx)
     if (action !== undefined) out.push(action)
   }
   return out
@@ -296,7 +296,7 @@ export function parseFirstCommitAction(
   for (const { text, line, terminated } of commitLines(prefix, ctx)) {
     if (!terminated && !complete) return { action: undefined, found: false }
     const lineCtx: ActionContext = { path: ctx.path, version: ctx.version, line }
-    return { action: parseAction(parseLine(text, lineCtx), lineCtx), found: true }
+    return { action: parseAction(parseCommitLine(text, lineCtx), lineCtx), found: true }
   }
   return { action: undefined, found: complete }
 }
@@ -326,24 +326,6 @@ function* commitLines(
     if (line === 1 && text.charCodeAt(0) === 0xfeff) text = text.slice(1)
     start = end + 1
     if (text.trim() !== '') yield { text, line, terminated: nl !== -1 }
-  }
-}
-
-function parseLine(text: string, ctx: ActionContext): unknown {
-  try {
-    return parseJsonText(text)
-  } catch (cause) {
-    const reason = cause instanceof Error ? cause.message : String(cause)
-    throw new InvalidTableError(
-      'malformed-commit',
-      `Commit file${describeContext(ctx)} is not valid JSON: ${reason}`,
-      {
-        path: ctx.path,
-        version: ctx.version,
-        cause,
-        hint: 'The commit file is truncated or corrupt; restore it from a backup or rewrite the table.',
-      },
-    )
   }
 }
 
