@@ -259,27 +259,12 @@ class LocalStore implements ObjectStore {
     checkKey(prefix)
     checkDirectoryKey(prefix)
     const signal = opts?.signal
-    signal?.throwIfAborted()
-    const pending: string[] = [prefix]
-    while (pending.length > 0) {
-      signal?.throwIfAborted()
-      const dirKey = pending.pop()!
-      const dirPath = this.#fullPath(dirKey)
-      let entries: Dirent[]
-      try {
-        entries = await fs.readdir(dirPath, { withFileTypes: true })
-      } catch (err) {
-        const code = errnoOf(err)
-        // A directory removed while the walk was under way simply has nothing left to list.
-        if (code === 'ENOENT' || code === 'ENOTDIR') continue
-        throw storageError(err, 'list', dirPath)
-      }
+    for await (const { dirKey, entries } of this.#walk(prefix, isListableName, signal)) {
       const files: string[] = []
       for (const entry of entries) {
-        if (!isListableName(entry.name)) continue
-        if (entry.isDirectory()) pending.push(`${dirKey}${entry.name}/`)
+        if (!isListableName(entry.name) || entry.isDirectory()) continue
         // Symbolic links are followed by stat; links to directories are skipped to avoid cycles.
-        else if (entry.isFile() || entry.isSymbolicLink()) files.push(dirKey + entry.name)
+        if (entry.isFile() || entry.isSymbolicLink()) files.push(dirKey + entry.name)
       }
       for (let i = 0; i < files.length; i += STAT_BATCH) {
         signal?.throwIfAborted()
@@ -295,9 +280,34 @@ class LocalStore implements ObjectStore {
    * never a linked directory's content. `delete` accepts their keys.
    */
   async *listTemporaryFiles(opts?: StoreCallOptions): AsyncGenerator<FileMeta> {
-    const signal = opts?.signal
+    const keep = (name: string) => !name.includes('\\')
+    for await (const { dirKey, entries } of this.#walk('', keep, opts?.signal)) {
+      for (const entry of entries) {
+        if (!keep(entry.name) || !entry.isFile() || !isPutTempFileName(entry.name)) continue
+        const key = dirKey + entry.name
+        const file = this.#fullPath(key)
+        try {
+          yield fileMeta(key, await fs.lstat(file))
+        } catch (err) {
+          if (errnoOf(err) !== 'ENOENT') throw storageError(err, 'list', file)
+        }
+      }
+    }
+  }
+
+  // === Helpers ===
+
+  /**
+   * Walks the directories under `prefix` (depth first, never through a linked directory), giving
+   * each one's entries; it descends into the subdirectories whose names `keep` accepts.
+   */
+  async *#walk(
+    prefix: string,
+    keep: (name: string) => boolean,
+    signal: AbortSignal | undefined,
+  ): AsyncGenerator<{ readonly dirKey: string; readonly entries: readonly Dirent[] }> {
     signal?.throwIfAborted()
-    const pending: string[] = ['']
+    const pending: string[] = [prefix]
     while (pending.length > 0) {
       signal?.throwIfAborted()
       const dirKey = pending.pop()!
@@ -307,26 +317,16 @@ class LocalStore implements ObjectStore {
         entries = await fs.readdir(dirPath, { withFileTypes: true })
       } catch (err) {
         const code = errnoOf(err)
+        // A directory removed while the walk was under way simply has nothing left to list.
         if (code === 'ENOENT' || code === 'ENOTDIR') continue
         throw storageError(err, 'list', dirPath)
       }
       for (const entry of entries) {
-        if (entry.name.includes('\\')) continue
-        if (entry.isDirectory()) pending.push(`${dirKey}${entry.name}/`)
-        else if (entry.isFile() && isPutTempFileName(entry.name)) {
-          const key = dirKey + entry.name
-          const file = this.#fullPath(key)
-          try {
-            yield fileMeta(key, await fs.lstat(file))
-          } catch (err) {
-            if (errnoOf(err) !== 'ENOENT') throw storageError(err, 'list', file)
-          }
-        }
+        if (entry.isDirectory() && keep(entry.name)) pending.push(`${dirKey}${entry.name}/`)
       }
+      yield { dirKey, entries }
     }
   }
-
-  // === Helpers ===
 
   /** The root's real path, or undefined while the root does not exist. */
   async #rootRealPath(): Promise<string | undefined> {
