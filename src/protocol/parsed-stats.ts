@@ -15,7 +15,7 @@
 import { LosslessNumber, parse as parseLossless } from 'lossless-json'
 import { isJsonNumberText, parseJsonText, stringifyJson } from './json-text.js'
 import { type PartitionValue, parsePartitionValue, serializePartitionValue } from './partition-values.js'
-import { isRawObject } from './raw-fields.js'
+import { isRawObject, type RawObject } from './raw-fields.js'
 import {
   type ColumnMappingMode,
   type DataType,
@@ -85,19 +85,8 @@ export function parsedColumnsLayout(
  */
 export function statsJsonFromParsed(parsed: unknown, statsType: StructType): string | undefined {
   if (!isRawObject(parsed)) return undefined
-  const out: Record<string, unknown> = {}
-  const n = parsed.numRecords
-  if (n !== null && n !== undefined) {
-    const v = typedLeaf(n, 'long')
-    if (typeof v !== 'bigint' || v < 0n) return undefined
-    out.numRecords = v
-  }
-  for (const f of statsType.fields) {
-    if (f.name !== 'minValues' && f.name !== 'maxValues' && f.name !== 'nullCount') continue
-    if (typeof f.type !== 'object' || f.type.type !== 'struct') continue
-    const tree = statsTreeFromParsed(parsed[f.name], f.type, f.name)
-    if (tree !== undefined) out[f.name] = tree
-  }
+  const out = convertStatsFields(parsed, statsType, statsTreeFromParsed)
+  if (out === undefined) return undefined
   const tight = parsed.tightBounds
   if (tight !== null && tight !== undefined) {
     const v = typedLeaf(tight, 'boolean')
@@ -136,8 +125,27 @@ export function parsedFromStatsJson(
     return undefined
   }
   if (!isRawObject(raw)) return undefined
+  const out = convertStatsFields(raw, statsType, (value, type, name) =>
+    parsedTreeFromStats(value, type, name === 'nullCount'),
+  )
+  if (out === undefined) return undefined
+  if (typeof raw.tightBounds === 'boolean') out.tightBounds = raw.tightBounds
+  return Object.keys(out).length === 0 ? undefined : out
+}
+
+/**
+ * The record count and the three column trees of a statistics object, each tree converted by
+ * `tree`, for both directions between `add.stats` and `add.stats_parsed`.
+ *
+ * @returns the converted fields; `undefined` when the record count is not a non-negative long
+ */
+function convertStatsFields(
+  source: RawObject,
+  statsType: StructType,
+  tree: (value: unknown, type: StructType, name: 'minValues' | 'maxValues' | 'nullCount') => unknown,
+): Record<string, unknown> | undefined {
   const out: Record<string, unknown> = {}
-  const n = raw.numRecords
+  const n = source.numRecords
   if (n !== null && n !== undefined) {
     const v = typedLeaf(n, 'long')
     if (typeof v !== 'bigint' || v < 0n) return undefined
@@ -146,11 +154,10 @@ export function parsedFromStatsJson(
   for (const f of statsType.fields) {
     if (f.name !== 'minValues' && f.name !== 'maxValues' && f.name !== 'nullCount') continue
     if (typeof f.type !== 'object' || f.type.type !== 'struct') continue
-    const tree = parsedTreeFromStats(raw[f.name], f.type, f.name === 'nullCount')
-    if (tree !== undefined) out[f.name] = tree
+    const converted = tree(source[f.name], f.type, f.name)
+    if (converted !== undefined) out[f.name] = converted
   }
-  if (typeof raw.tightBounds === 'boolean') out.tightBounds = raw.tightBounds
-  return Object.keys(out).length === 0 ? undefined : out
+  return out
 }
 
 /**
