@@ -8,45 +8,17 @@
  * append through every failure after it.
  */
 import assert from 'node:assert/strict'
-import { type ChildProcess, spawn } from 'node:child_process'
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import { DuckDBInstance } from '@duckdb/node-api'
 import { createSnapshotView, DeltaTable } from '../../src/index.js'
-import { buildCli, CLI, REPO_ROOT } from '../helpers/cli-build.js'
+import { buildCli, type CliRun, startCli } from '../helpers/cli-build.js'
 
 const ROWS = 1_000_000
 
-interface Run {
-  readonly code: number | null
-  readonly signal: NodeJS.Signals | null
-  readonly stdout: string
-  readonly stderr: string
-}
-
-/** Starts the built CLI; `done` resolves when it exits. */
-function startCli(args: readonly string[]): { child: ChildProcess; done: Promise<Run> } {
-  const child = spawn(process.execPath, [CLI, ...args], {
-    cwd: REPO_ROOT,
-    env: { ...process.env, NO_COLOR: '1' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  })
-  let stdout = ''
-  let stderr = ''
-  child.stdout?.on('data', (d) => {
-    stdout += d
-  })
-  child.stderr?.on('data', (d) => {
-    stderr += d
-  })
-  const done = new Promise<Run>((resolve, reject) => {
-    child.on('error', reject)
-    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr }))
-  })
-  return { child, done }
-}
+type Run = CliRun
 
 function cli(args: readonly string[]): Promise<Run> {
   return startCli(args).done

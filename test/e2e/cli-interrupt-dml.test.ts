@@ -5,45 +5,18 @@
  * table partitioned 40 ways, so the rewrite stages dozens of files over a second or more.
  */
 import assert from 'node:assert/strict'
-import { type ChildProcess, spawn } from 'node:child_process'
 import { mkdtemp, readdir, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import { DuckDBInstance } from '@duckdb/node-api'
 import { createSnapshotView, DeltaTable } from '../../src/index.js'
-import { buildCli, CLI, REPO_ROOT } from '../helpers/cli-build.js'
+import { buildCli, type CliRun, startCli } from '../helpers/cli-build.js'
 
 const TABLE_ROWS = 250_000
 const SOURCE_ROWS = 200_000
 
-interface Run {
-  readonly code: number | null
-  readonly stdout: string
-  readonly stderr: string
-}
-
-/** Starts the built CLI; `done` resolves when it exits. */
-function startCli(args: readonly string[]): { child: ChildProcess; done: Promise<Run> } {
-  const child = spawn(process.execPath, [CLI, ...args], {
-    cwd: REPO_ROOT,
-    env: { ...process.env, NO_COLOR: '1' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  })
-  let stdout = ''
-  let stderr = ''
-  child.stdout?.on('data', (d) => {
-    stdout += d
-  })
-  child.stderr?.on('data', (d) => {
-    stderr += d
-  })
-  const done = new Promise<Run>((resolve, reject) => {
-    child.on('error', reject)
-    child.on('close', (code) => resolve({ code, stdout, stderr }))
-  })
-  return { child, done }
-}
+type Run = CliRun
 
 /** Data and deletion-vector files under the table root (the log excluded), sorted. */
 async function storedFiles(table: string): Promise<string[]> {

@@ -3,7 +3,7 @@
  * directory keeps two files from running tsc on the same output at once, and a build is skipped
  * when `dist/` is newer than every source file).
  */
-import { spawnSync } from 'node:child_process'
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process'
 import { existsSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
@@ -56,4 +56,39 @@ function newestSource(dir: string): number {
     newest = Math.max(newest, e.isDirectory() ? newestSource(p) : statSync(p).mtimeMs)
   }
   return newest
+}
+
+/** How a run of the built CLI ended, with what it printed. */
+export interface CliRun {
+  readonly code: number | null
+  readonly signal: NodeJS.Signals | null
+  readonly stdout: string
+  readonly stderr: string
+}
+
+/**
+ * Starts the built CLI from the repository root, without colours.
+ *
+ * @param args - the command line after the entry point
+ * @returns the child process, and `done`, which resolves when it has exited and closed its output
+ */
+export function startCli(args: readonly string[]): { child: ChildProcess; done: Promise<CliRun> } {
+  const child = spawn(process.execPath, [CLI, ...args], {
+    cwd: REPO_ROOT,
+    env: { ...process.env, NO_COLOR: '1' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  let stdout = ''
+  let stderr = ''
+  child.stdout?.on('data', (d) => {
+    stdout += d
+  })
+  child.stderr?.on('data', (d) => {
+    stderr += d
+  })
+  const done = new Promise<CliRun>((resolve, reject) => {
+    child.on('error', reject)
+    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr }))
+  })
+  return { child, done }
 }
