@@ -5,17 +5,16 @@
 import type { Engine } from '../engine/engine.js'
 import { FileNotFoundError, InternalError, isDeltaError } from '../errors/index.js'
 import type { LogSegment, SegmentCommit } from '../log/log-segment.js'
-import { advanceReplayedState, type ReplayBatch } from '../log/replay.js'
+import { advanceReplayedState } from '../log/replay.js'
 import type { Version } from '../protocol/actions.js'
 import { checkpointFileName, isCheckpointFileName, LOG_DIR, parseLogFileName } from '../protocol/log-files.js'
 import { decodeAddPath } from '../protocol/partition-values.js'
 import { checkReadSupported } from '../protocol/table-features.js'
 import type { FileMeta } from '../storage/object-store.js'
 import { appendAll } from '../util/arrays.js'
-import { mapLimit } from '../util/map-limit.js'
 import { snapshotCommitTimestamp } from './commit-timestamps.js'
 import { readLastCheckpointHint, snapshotFromListing } from './load-snapshot.js'
-import { commitsOf, listCommits, listLogFrom, parseLogBytes } from './log-reader.js'
+import { commitsOf, listCommits, listLogFrom, readCommitBatches } from './log-reader.js'
 import { Snapshot } from './snapshot.js'
 
 /** Options of {@link advanceSnapshot}. */
@@ -24,9 +23,6 @@ export interface AdvanceOptions {
   readonly toVersion?: Version | undefined
   readonly signal?: AbortSignal | undefined
 }
-
-/** How many commit files are fetched at once. */
-const COMMIT_READ_CONCURRENCY = 16
 
 /**
  * The snapshot at the newest version (or at `toVersion`), from `snapshot`: reads the commits after
@@ -100,10 +96,7 @@ async function replayCommits(
   commits: readonly SegmentCommit[],
   signal: AbortSignal | undefined,
 ): Promise<Snapshot> {
-  const batches: ReplayBatch[] = await mapLimit(commits, COMMIT_READ_CONCURRENCY, async (c) => {
-    const bytes = await readListed(engine, c, signal)
-    return { version: c.version, actions: parseLogBytes(bytes, c.file.key, c.version), fromCheckpoint: false }
-  })
+  const batches = await readCommitBatches(engine, commits, signal)
   const tableRoot = engine.storage.localPath?.('') ?? engine.storage.root
   const state = advanceReplayedState(snapshot.state, batches, { tableRoot })
   if (state.protocol !== snapshot.protocol) checkReadSupported(state.protocol)
@@ -164,14 +157,6 @@ async function probeClassicCheckpoint(
   if (own !== undefined && own.version >= version) listing.push(own.file)
   for (const c of commits) if (c.version >= version) listing.push(c.file)
   return listing
-}
-
-async function readListed(
-  engine: Engine,
-  c: SegmentCommit,
-  signal: AbortSignal | undefined,
-): Promise<Uint8Array> {
-  return engine.storage.read(c.file.key, undefined, { signal })
 }
 
 function hasCheckpointIn(listing: readonly FileMeta[], from: Version, to: Version): boolean {

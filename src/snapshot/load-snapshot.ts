@@ -2,7 +2,7 @@ import type { Engine } from '../engine/engine.js'
 import {
   FileNotFoundError,
   InvalidArgumentError,
-  InvalidTableError,
+  type InvalidTableError,
   isDeltaError,
   TableNotFoundError,
   VersionNotFoundError,
@@ -20,9 +20,8 @@ import {
 import { decodeAddPath } from '../protocol/partition-values.js'
 import { checkReadSupported } from '../protocol/table-features.js'
 import type { FileMeta } from '../storage/object-store.js'
-import { mapLimit } from '../util/map-limit.js'
 import { snapshotCommitTimestamp, versionAtTimestamp } from './commit-timestamps.js'
-import { listLogFrom, parseLogBytes } from './log-reader.js'
+import { listLogFrom, parseLogBytes, readCommitBatches, readListedLogFile } from './log-reader.js'
 import { readCheckpointParquet } from './read-checkpoint.js'
 import { Snapshot } from './snapshot.js'
 
@@ -34,9 +33,6 @@ export interface LoadSnapshotOptions {
   readonly timestamp?: Date | number | string | undefined
   readonly signal?: AbortSignal | undefined
 }
-
-/** How many commit files are fetched at once. */
-const COMMIT_READ_CONCURRENCY = 16
 
 /**
  * Builds the snapshot of a table: lists the log, picks the newest usable checkpoint, replays the
@@ -217,14 +213,7 @@ async function readSegment(
       actions: await readCheckpoint(engine, cp.files, cp.version, signal),
       fromCheckpoint: true,
     })
-  const commits = await mapLimit(segment.commits, COMMIT_READ_CONCURRENCY, async (c) => {
-    const bytes = await readLogFile(engine, c.file.key, c.version, signal)
-    return {
-      version: c.version,
-      actions: parseLogBytes(bytes, c.file.key, c.version),
-      fromCheckpoint: false,
-    }
-  })
+  const commits = await readCommitBatches(engine, segment.commits, signal)
   // Appended one by one: spreading a list of 100k+ elements into push() overflows the stack.
   for (const c of commits) batches.push(c)
   return batches
@@ -240,38 +229,12 @@ async function readCheckpoint(
   const parquetKeys = files.filter((f) => f.key.endsWith('.parquet')).map((f) => f.key)
   for (const f of files) {
     if (f.key.endsWith('.json')) {
-      const bytes = await readLogFile(engine, f.key, version, signal)
+      const bytes = await readListedLogFile(engine, f.key, version, signal)
       for (const a of parseLogBytes(bytes, f.key, version)) top.push(a)
     }
   }
   await readCheckpointParquet(engine, parquetKeys, version, top, signal)
   return top
-}
-
-async function readLogFile(
-  engine: Engine,
-  key: string,
-  version: Version,
-  signal: AbortSignal | undefined,
-): Promise<Uint8Array> {
-  try {
-    return await engine.storage.read(key, undefined, { signal })
-  } catch (err) {
-    if (err instanceof FileNotFoundError) {
-      // Listed a moment ago, gone now: log cleanup raced with this read.
-      throw new InvalidTableError(
-        'missing-version',
-        `Log file ${key} of version ${version} disappeared while reading`,
-        {
-          version,
-          path: key,
-          cause: err,
-          hint: 'Log cleanup removed it concurrently; retry, or time travel to a newer version.',
-        },
-      )
-    }
-    throw err
-  }
 }
 
 // === Listing and hints ===

@@ -10,8 +10,9 @@
  * listed only to find checkpoints or to plan a fresh load.
  */
 import type { Engine } from '../engine/engine.js'
-import { FileNotFoundError, InvalidArgumentError } from '../errors/index.js'
+import { FileNotFoundError, InvalidArgumentError, InvalidTableError } from '../errors/index.js'
 import type { SegmentCommit } from '../log/log-segment.js'
+import type { ReplayBatch } from '../log/replay.js'
 import type { Action, Version } from '../protocol/actions.js'
 import {
   commitFileName,
@@ -21,6 +22,7 @@ import {
   parseLogFileName,
 } from '../protocol/log-files.js'
 import type { FileMeta } from '../storage/object-store.js'
+import { mapLimit } from '../util/map-limit.js'
 
 /** How many next-version names are probed at once on local disk after the first hit. */
 const PROBE_BATCH = 8
@@ -198,4 +200,59 @@ export async function readCommit(
  */
 export function parseLogBytes(bytes: Uint8Array, key: string, version: Version): Action[] {
   return parseCommitBytes(bytes, { path: key, version })
+}
+
+/**
+ * Reads a log file a listing just named. Gone by now means log cleanup raced with the read,
+ * which is reported as a missing version rather than a missing file.
+ *
+ * @throws {InvalidTableError} `missing-version` when the file disappeared
+ */
+export async function readListedLogFile(
+  engine: Engine,
+  key: string,
+  version: Version,
+  signal: AbortSignal | undefined,
+): Promise<Uint8Array> {
+  try {
+    return await engine.storage.read(key, undefined, { signal })
+  } catch (err) {
+    if (err instanceof FileNotFoundError) {
+      // Listed a moment ago, gone now: log cleanup raced with this read.
+      throw new InvalidTableError(
+        'missing-version',
+        `Log file ${key} of version ${version} disappeared while reading`,
+        {
+          version,
+          path: key,
+          cause: err,
+          hint: 'Log cleanup removed it concurrently; retry, or time travel to a newer version.',
+        },
+      )
+    }
+    throw err
+  }
+}
+
+/** How many commit files are fetched at once. */
+const COMMIT_READ_CONCURRENCY = 16
+
+/**
+ * Reads and parses listed commits, a few at a time, as replay batches in the given order.
+ *
+ * @param engine - the table's engine
+ * @param commits - the commits, as a listing or a log segment names them
+ * @param signal - aborts the reads
+ * @returns one batch per commit
+ * @throws {InvalidTableError} when a commit is malformed or disappeared while reading
+ */
+export function readCommitBatches(
+  engine: Engine,
+  commits: readonly SegmentCommit[],
+  signal: AbortSignal | undefined,
+): Promise<ReplayBatch[]> {
+  return mapLimit(commits, COMMIT_READ_CONCURRENCY, async (c) => {
+    const bytes = await readListedLogFile(engine, c.file.key, c.version, signal)
+    return { version: c.version, actions: parseLogBytes(bytes, c.file.key, c.version), fromCheckpoint: false }
+  })
 }
