@@ -1,5 +1,12 @@
 import { parseArgs } from 'node:util'
-import { DeltaTable, InvalidArgumentError, type OpenOptions } from '../index.js'
+import {
+  CONFLICT_FLAG_KEYS,
+  DeltaTable,
+  InvalidArgumentError,
+  type OpenOptions,
+  parseConflictFlags,
+} from '../index.js'
+import { CONFLICT_CASE_FLAGS } from '../race/options.js'
 import { toJsonText } from './render.js'
 import { type CliIo, createProgress, type Painter, type Progress, painterFor } from './terminal.js'
 
@@ -199,12 +206,15 @@ export function openOptions(values: OptionValues): OpenOptions {
 }
 
 /**
- * Parses `--conflicts`: `all`, `none`, or `key[=true|false][,key...]`. The keys are checked by
- * the table when it opens.
+ * Parses `--conflicts`: `all`, `none`, or `key[=true|false|N][,key...]`, the keys being the flag
+ * keys of `DeltaTable.open` (`CONFLICT_FLAG_KEYS`). Every command that takes `--conflicts`,
+ * `race` included, reads it here, so each accepts the same words, and a wrong one is refused
+ * before the command starts anything.
  *
  * @param text - the option value
  * @returns the `conflicts` open option
- * @throws {UsageError} when an entry is empty or its value is not a boolean or a number
+ * @throws {UsageError} when an entry is empty, names no flag, or its value is not a boolean or a
+ *   number
  */
 export function parseConflictsOption(text: string): OpenOptions['conflicts'] {
   const t = text.trim()
@@ -212,7 +222,12 @@ export function parseConflictsOption(text: string): OpenOptions['conflicts'] {
   const out: Record<string, boolean | number> = {}
   for (const part of t.split(',')) {
     const entry = part.trim()
-    if (entry === '') throw new UsageError(`Empty entry in --conflicts '${text}'`, undefined)
+    if (entry === '') {
+      throw new UsageError(`Empty entry in --conflicts '${text}'`, undefined, {
+        argument: 'conflicts',
+        hint: CONFLICTS_HINT,
+      })
+    }
     const eq = entry.indexOf('=')
     if (eq < 0) {
       out[entry] = true
@@ -229,13 +244,37 @@ export function parseConflictsOption(text: string): OpenOptions['conflicts'] {
       throw new UsageError(
         `--conflicts entry '${entry}' needs true, false or a number after '='`,
         undefined,
-        {
-          argument: 'conflicts',
-        },
+        { argument: 'conflicts', hint: CONFLICTS_HINT },
       )
     }
   }
+  try {
+    parseConflictFlags(out)
+  } catch (err) {
+    if (!(err instanceof InvalidArgumentError)) throw err
+    const unknown = Object.keys(out).find((k) => !isConflictFlagKey(k))
+    const flags = unknown === undefined ? undefined : CONFLICT_CASE_FLAGS[unknown]
+    throw new UsageError(
+      unknown === undefined ? err.message : `Unknown --conflicts flag '${unknown}'`,
+      undefined,
+      {
+        argument: 'conflicts',
+        hint:
+          flags === undefined
+            ? CONFLICTS_HINT
+            : `'${unknown}' is a reconciliation case; its flag key is ${flags.join(' plus ')}, e.g. --conflicts ${flags.join(',')}.`,
+      },
+    )
+  }
   return out
+}
+
+/** What `--conflicts` takes, for the hints of its errors. */
+const CONFLICTS_HINT = `Use all, none, or a comma list of flag keys (each optionally =true/=false): ${CONFLICT_FLAG_KEYS.join(', ')}.`
+
+function isConflictFlagKey(key: string): boolean {
+  const bare = key.startsWith('spark.databricks.delta.') ? key.slice('spark.databricks.delta.'.length) : key
+  return CONFLICT_FLAG_KEYS.includes(bare)
 }
 
 // === Option readers ===
@@ -305,6 +344,34 @@ export function numberOption(values: OptionValues, name: string, command: string
   return n
 }
 
+const DURATION_UNITS: Readonly<Record<string, number>> = {
+  '': 1,
+  ms: 0.001,
+  s: 1,
+  sec: 1,
+  m: 60,
+  min: 60,
+  h: 3600,
+}
+
+/**
+ * A duration option in seconds: `90`, `30s`, `2m`, `1.5h`, `500ms` (a bare number is seconds).
+ *
+ * @throws {UsageError} when the value is not a non-negative duration
+ */
+export function durationOption(values: OptionValues, name: string, command: string): number | undefined {
+  const v = stringOption(values, name)
+  if (v === undefined) return undefined
+  const m = /^\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*$/.exec(v)
+  const unit = DURATION_UNITS[(m?.[2] ?? '?').toLowerCase()]
+  if (!m || unit === undefined) {
+    throw new UsageError(`--${name} needs a duration such as 90, 30s or 2m, got '${v}'`, command, {
+      argument: name,
+    })
+  }
+  return Number(m[1]) * unit
+}
+
 const SIZE_UNITS: Readonly<Record<string, number>> = {
   '': 1,
   b: 1,
@@ -340,7 +407,7 @@ export function sizeOption(values: OptionValues, name: string, command: string):
 /**
  * The time-travel options `--version` / `--timestamp` as snapshot options.
  *
- * @throws {UsageError} when both are given or the version is not an integer
+ * @throws {UsageError} when both are given, the version is not an integer or the time is not a time
  */
 export function timeTravelOptions(
   values: OptionValues,
@@ -360,7 +427,15 @@ export function timeTravelOptions(
     return { version: BigInt(version.trim()) }
   }
   if (timestamp === undefined) return {}
-  return { timestamp: /^\d+$/.test(timestamp.trim()) ? Number(timestamp.trim()) : timestamp }
+  if (/^\d+$/.test(timestamp.trim())) return { timestamp: Number(timestamp.trim()) }
+  if (Number.isNaN(Date.parse(timestamp))) {
+    throw new UsageError(
+      `--timestamp needs an ISO time (2024-01-31T12:00:00Z) or milliseconds since the epoch, got '${timestamp}'`,
+      command,
+      { argument: 'timestamp' },
+    )
+  }
+  return { timestamp }
 }
 
 /** The `--version` and `--timestamp` options. */

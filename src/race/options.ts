@@ -5,6 +5,7 @@
  */
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { CONFLICT_FLAG_KEYS, parseConflictFlags } from '../conflict/flags.js'
 import { InvalidArgumentError } from '../errors/index.js'
 import type { CommitRetryPolicy } from '../txn/commit-options.js'
 
@@ -47,8 +48,11 @@ export interface FaultRates {
 /** No faults. */
 export const NO_FAULTS: FaultRates = Object.freeze({ kill: 0, put: 0, read: 0, ambiguous: 0 })
 
-/** The `conflicts` setting of a race: every reconciliation, none, or a list of flags or cases. */
-export type RaceConflicts = 'all' | 'none' | readonly string[]
+/**
+ * The `conflicts` setting of a race: every reconciliation, none, a list of flag keys (or case
+ * names) to turn on, or flag keys with their values as `DeltaTable.open` takes them.
+ */
+export type RaceConflicts = 'all' | 'none' | readonly string[] | Readonly<Record<string, boolean | number>>
 
 /**
  * What a caller (the CLI, a test, the demo) asks of a race. Everything but `location` has a
@@ -64,8 +68,9 @@ export interface RaceOptions {
   /** Isolation level of every transaction (default `WriteSerializable`). */
   readonly isolation?: RaceIsolationLevel | undefined
   /**
-   * Reconciliations (default `all`): `all`, `none`, or a list of flag keys (as in `DeltaTable.open`)
-   * and case names (`case1`, `case1-value`, `case2`, `case3`, `case4a`, `case4b`, `merge-keys`).
+   * Reconciliations (default `all`): `all`, `none`, flag keys with their values as in
+   * `DeltaTable.open`, or a list of flag keys to turn on (a list may also name cases: `case1`,
+   * `case1-value`, `case2`, `case3`, `case4a`, `case4b`, `merge-keys`).
    */
   readonly conflicts?: RaceConflicts | undefined
   /** Seed of every random choice (default 1). */
@@ -121,7 +126,7 @@ export interface RaceConfig {
   readonly overlap: KeyOverlap
   readonly isolation: RaceIsolationLevel
   /** The flags object passed to `DeltaTable.open`, or `all` / `none`. */
-  readonly conflicts: 'all' | 'none' | Readonly<Record<string, boolean>>
+  readonly conflicts: 'all' | 'none' | Readonly<Record<string, boolean | number>>
   /** The `conflicts` option as the user spelled it, for reports. */
   readonly conflictsLabel: string
   readonly durationMs: number
@@ -214,7 +219,7 @@ export function resolveRaceConfig(options: RaceOptions): RaceConfig {
     overlap,
     isolation,
     conflicts: conflictsFlags(conflicts),
-    conflictsLabel: typeof conflicts === 'string' ? conflicts : conflicts.join(','),
+    conflictsLabel: conflictsLabelOf(conflicts),
     durationMs: positive('durationMs', options.durationMs ?? 60_000, 0),
     opsPerWriter: positive('opsPerWriter', options.opsPerWriter ?? 0, 0),
     faults: Object.freeze(faults),
@@ -283,19 +288,22 @@ export function parseFaultRates(text: string): Partial<FaultRates> {
 }
 
 /**
- * Parses the `--conflicts` value: `all`, `none`, or a comma-separated list of flag keys and case
- * names.
+ * Parses a `conflicts` text: `all`, `none`, or a comma-separated list of flag keys and case
+ * names. (The CLI reads `--conflicts` with the parser every command shares.)
  *
  * @param text - the option text
  * @returns the setting
+ * @throws {InvalidArgumentError} when an entry names neither a flag key nor a case
  */
 export function parseRaceConflicts(text: string): RaceConflicts {
   const t = text.trim()
   if (t === 'all' || t === 'none') return t
-  return t
+  const names = t
     .split(',')
     .map((s) => s.trim())
     .filter((s) => s !== '')
+  conflictsFlags(names)
+  return names
 }
 
 // === Internals ===
@@ -325,20 +333,53 @@ function expandWriters(mix: Readonly<Partial<Record<WriterKind, number>>>): read
   return Object.freeze(out)
 }
 
-function conflictsFlags(conflicts: RaceConflicts): 'all' | 'none' | Readonly<Record<string, boolean>> {
+const CONFLICTS_HINT = `Use all, none, or flag keys among ${CONFLICT_FLAG_KEYS.join(', ')}.`
+
+/**
+ * The flags of a `conflicts` setting, checked as `DeltaTable.open` checks them, so that a race
+ * with an unknown flag fails here, before it creates its table or starts a writer.
+ */
+function conflictsFlags(
+  conflicts: RaceConflicts,
+): 'all' | 'none' | Readonly<Record<string, boolean | number>> {
   if (conflicts === 'all' || conflicts === 'none') return conflicts
-  if (typeof conflicts === 'string') {
-    throw new InvalidArgumentError(`Invalid conflicts setting '${conflicts}'`, {
+  if (typeof conflicts === 'string' || conflicts === null || typeof conflicts !== 'object') {
+    throw new InvalidArgumentError(`Invalid conflicts setting '${String(conflicts)}'`, {
       argument: 'conflicts',
-      hint: 'Use all, none, or a list of flag keys and case names.',
+      hint: CONFLICTS_HINT,
     })
   }
-  const flags: Record<string, boolean> = {}
-  for (const name of conflicts) {
-    const keys = CONFLICT_CASE_FLAGS[name] ?? [name]
-    for (const k of keys) flags[k] = true
+  const flags: Record<string, boolean | number> = {}
+  if (isNameList(conflicts)) {
+    for (const name of conflicts) {
+      for (const k of CONFLICT_CASE_FLAGS[name] ?? [name]) flags[k] = true
+    }
+  } else {
+    Object.assign(flags, conflicts)
+  }
+  try {
+    parseConflictFlags(flags)
+  } catch (err) {
+    if (!(err instanceof InvalidArgumentError)) throw err
+    throw new InvalidArgumentError(`Invalid race conflicts setting: ${err.message}`, {
+      argument: 'conflicts',
+      cause: err,
+      hint: CONFLICTS_HINT,
+    })
   }
   return Object.freeze(flags)
+}
+
+function isNameList(conflicts: RaceConflicts): conflicts is readonly string[] {
+  return Array.isArray(conflicts)
+}
+
+function conflictsLabelOf(conflicts: RaceConflicts): string {
+  if (typeof conflicts === 'string') return conflicts
+  if (isNameList(conflicts)) return conflicts.join(',')
+  return Object.entries(conflicts)
+    .map(([k, v]) => (v === true ? k : `${k}=${String(v)}`))
+    .join(',')
 }
 
 function positive(name: string, value: number, min: number): number {

@@ -509,10 +509,11 @@ describe('delta-rlc race', () => {
     assert.match(again.stdout, /^PASS: \d+ committed operations replayed/)
   })
 
-  it('rejects an unknown writer kind with exit status 3', async () => {
+  it('rejects an unknown writer kind as a usage error (exit status 1) before creating anything', async () => {
     const r = await cli(['race', join(work, 'race-bad'), '--writers', 'teleport=1'])
-    assert.equal(r.code, 3)
+    assert.equal(r.code, 1)
     assert.match(r.stderr, /Unknown writer kind 'teleport'/)
+    assert.equal(existsSync(join(work, 'race-bad')), false)
   })
 })
 

@@ -1,26 +1,42 @@
-import { resolve } from 'node:path'
-import { InternalError } from '../../index.js'
+import { join, resolve } from 'node:path'
+import {
+  DeltaTable,
+  InternalError,
+  InvalidArgumentError,
+  isDeltaError,
+  TableAlreadyExistsError,
+} from '../../index.js'
 import {
   type KeyOverlap,
   parseFaultRates,
-  parseRaceConflicts,
   parseWriterMix,
+  type RaceConflicts,
   type RaceIsolationLevel,
   type RaceOptions,
   renderTerminalReport,
+  resolveRaceConfig,
   runRace,
   verifyRace,
 } from '../../race/index.js'
-import { type Command, integerOption, numberOption, stringOption, UsageError } from '../command.js'
+import { childLocation } from '../../race/options.js'
+import {
+  type Command,
+  durationOption,
+  integerOption,
+  type OptionValues,
+  parseConflictsOption,
+  stringOption,
+  UsageError,
+} from '../command.js'
 
 /** `delta-rlc race`: real writer processes racing on one table, verified afterwards. */
 export const raceCommand: Command = {
   name: 'race',
   summary: 'Race writer processes (append, delete, update, merge, optimize) on one table, then verify.',
-  usage: '<dir> [--writers MIX] [--overlap disjoint|partial|hot] [--duration S] [--compare] [options]',
+  usage: '<dir> [--writers MIX] [--overlap disjoint|partial|hot] [--duration TIME] [--compare] [options]',
   details: [
     'Creates a table in <dir> (which must hold none), starts one OS process per writer, runs them for',
-    '--duration seconds with the reconciliations of --conflicts, then replays every committed',
+    '--duration (seconds, or 30s, 2m) with the reconciliations of --conflicts, then replays every committed',
     'operation on a model and checks row counts, keys, visibility and serial equivalence.',
     'With --compare the same seeded workload runs twice, file-level then row-level, side by side.',
     'Reports: <dir>.race/report.json and report.html (or --out DIR). Exit status 3 when a check fails.',
@@ -41,10 +57,14 @@ export const raceCommand: Command = {
     conflicts: {
       type: 'string',
       value: 'FLAGS',
-      help: 'all (default), none, or flag keys / case names (case1,case2,case3,case4a,case4b,...)',
+      help: 'all (default), none, or a comma list of flag keys, each optionally =true/=false (as for every command)',
     },
     seed: { type: 'string', value: 'N', help: 'seed of every random choice (default 1)' },
-    duration: { type: 'string', value: 'S', help: 'seconds writers start new operations (default 60)' },
+    duration: {
+      type: 'string',
+      value: 'TIME',
+      help: 'how long writers start new operations: 90 (seconds), 30s, 2m (default 60s)',
+    },
     'ops-per-writer': { type: 'string', value: 'N', help: 'at most N operations per writer' },
     faults: {
       type: 'string',
@@ -75,7 +95,7 @@ export const raceCommand: Command = {
       if (!report.ok) throw new InternalError(`race verification failed for ${loc}`)
       return
     }
-    const options = raceOptions(loc, values)
+    const options = await raceOptions(loc, values)
     const durationMs = options.durationMs ?? 60_000
     const progress = ctx.progress('race', Math.round(durationMs / 1000) * (options.compare ? 2 : 1), 's')
     let committed = 0
@@ -111,35 +131,95 @@ export const raceCommand: Command = {
   },
 }
 
-function raceOptions(location: string, values: Parameters<Command['run']>[1]): RaceOptions {
+/**
+ * The race the command line asks for, resolved and checked in full before anything starts: a
+ * malformed value is a usage error (exit 1), and a directory that already holds a race table is
+ * refused before any table, writer or report is made.
+ */
+async function raceOptions(location: string, values: OptionValues): Promise<RaceOptions> {
   const overlap = stringOption(values, 'overlap')
   if (overlap !== undefined && !['disjoint', 'partial', 'hot'].includes(overlap)) {
-    throw new UsageError(`--overlap must be disjoint, partial or hot, got '${overlap}'`, 'race')
+    throw new UsageError(`--overlap must be disjoint, partial or hot, got '${overlap}'`, 'race', {
+      argument: 'overlap',
+    })
   }
   const isolation = stringOption(values, 'isolation')
   if (isolation !== undefined && isolation !== 'Serializable' && isolation !== 'WriteSerializable') {
-    throw new UsageError(`--isolation must be Serializable or WriteSerializable, got '${isolation}'`, 'race')
+    throw new UsageError(
+      `--isolation must be Serializable or WriteSerializable, got '${isolation}'`,
+      'race',
+      {
+        argument: 'isolation',
+      },
+    )
   }
-  const writers = stringOption(values, 'writers')
   const conflicts = stringOption(values, 'conflicts')
+  const writers = stringOption(values, 'writers')
   const faults = stringOption(values, 'faults')
-  const duration = numberOption(values, 'duration', 'race')
+  const duration = durationOption(values, 'duration', 'race')
   const out = stringOption(values, 'out')
   const opt = <K extends keyof RaceOptions>(key: K, value: RaceOptions[K] | undefined) =>
     value === undefined ? {} : ({ [key]: value } as Pick<RaceOptions, K>)
-  return {
+  const options: RaceOptions = {
     location,
-    ...opt('writers', writers === undefined ? undefined : parseWriterMix(writers)),
+    ...opt('writers', writers === undefined ? undefined : usage('writers', () => parseWriterMix(writers))),
     ...opt('overlap', overlap as KeyOverlap | undefined),
     ...opt('isolation', isolation as RaceIsolationLevel | undefined),
-    ...opt('conflicts', conflicts === undefined ? undefined : parseRaceConflicts(conflicts)),
+    ...opt('conflicts', conflicts === undefined ? undefined : raceConflicts(conflicts)),
     ...opt('seed', integerOption(values, 'seed', 'race')),
     ...opt('durationMs', duration === undefined ? undefined : Math.round(duration * 1000)),
     ...opt('opsPerWriter', integerOption(values, 'ops-per-writer', 'race')),
-    ...opt('faults', faults === undefined ? undefined : parseFaultRates(faults)),
+    ...opt('faults', faults === undefined ? undefined : usage('faults', () => parseFaultRates(faults))),
     ...opt('rows', integerOption(values, 'rows', 'race')),
     ...opt('compare', values.compare === true ? true : undefined),
     ...opt('outDir', out === undefined ? undefined : resolve(out)),
     ...opt('verify', values['no-verify'] === true ? false : undefined),
+  }
+  const config = usage('race', () => resolveRaceConfig(options))
+  const tables = options.compare
+    ? [childLocation(config.location, 'file-level'), childLocation(config.location, 'row-level')]
+    : [config.location]
+  for (const table of tables) {
+    if (await tableExists(table)) throw new RaceTableExistsError(table, location, config.outDir)
+  }
+  return options
+}
+
+/** The race's `conflicts` from the one `--conflicts` vocabulary every command takes. */
+function raceConflicts(text: string): RaceConflicts {
+  const parsed = parseConflictsOption(text)
+  return parsed === undefined ? 'none' : (parsed as RaceConflicts)
+}
+
+/** Runs a parser of option values; its refusal is a usage error (exit 1), not a failure. */
+function usage<R>(argument: string, parse: () => R): R {
+  try {
+    return parse()
+  } catch (err) {
+    if (!(err instanceof InvalidArgumentError) || err instanceof UsageError) throw err
+    throw new UsageError(err.message, 'race', {
+      argument: err.argument ?? argument,
+      ...(err.hint === undefined ? {} : { hint: err.hint }),
+    })
+  }
+}
+
+async function tableExists(location: string): Promise<boolean> {
+  try {
+    const table = await DeltaTable.open(location)
+    await table.close()
+    return true
+  } catch (err) {
+    if (isDeltaError(err, 'DELTA_TABLE_NOT_FOUND')) return false
+    throw err
+  }
+}
+
+/** A race directory that already holds a table: the hint says what a CLI user does next. */
+export class RaceTableExistsError extends TableAlreadyExistsError {
+  override readonly hint: string
+  constructor(table: string, dir: string, outDir: string) {
+    super(table)
+    this.hint = `A race creates its own table. Race in a new directory, or remove this one and its reports (rm -rf ${dir} ${outDir}); to check the earlier race again, run: delta-rlc race ${dir} --verify-events ${join(outDir, 'events.jsonl')}`
   }
 }
