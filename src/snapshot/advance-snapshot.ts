@@ -5,9 +5,15 @@
 import type { Engine } from '../engine/engine.js'
 import { FileNotFoundError, InternalError, isDeltaError } from '../errors/index.js'
 import type { LogSegment, SegmentCommit } from '../log/log-segment.js'
-import { advanceReplayedState } from '../log/replay.js'
-import type { Version } from '../protocol/actions.js'
-import { checkpointFileName, isCheckpointFileName, LOG_DIR, parseLogFileName } from '../protocol/log-files.js'
+import { advanceReplayedState, type ReplayBatch } from '../log/replay.js'
+import type { Action, Version } from '../protocol/actions.js'
+import {
+  checkpointFileName,
+  isCheckpointFileName,
+  LOG_DIR,
+  type LastCheckpoint,
+  parseLogFileName,
+} from '../protocol/log-files.js'
 import { decodeAddPath } from '../protocol/partition-values.js'
 import { checkReadSupported } from '../protocol/table-features.js'
 import type { FileMeta } from '../storage/object-store.js'
@@ -17,10 +23,24 @@ import { readLastCheckpointHint, snapshotFromListing } from './load-snapshot.js'
 import { commitsOf, listCommits, listLogFrom, readCommitBatches } from './log-reader.js'
 import { Snapshot } from './snapshot.js'
 
+/**
+ * A commit this process wrote right after a snapshot's version: its actions, parsed from the
+ * bytes that were put, so they are exactly what a read of the file gives.
+ */
+export interface KnownCommit {
+  readonly version: Version
+  readonly actions: readonly Action[]
+}
+
 /** Options of {@link advanceSnapshot}. */
 export interface AdvanceOptions {
   /** Advance to this version at most (the newest when absent). */
   readonly toVersion?: Version | undefined
+  /**
+   * The commit right after the snapshot, when the caller wrote it: it is not read again, and
+   * the probe for it also asks for the one after it.
+   */
+  readonly known?: KnownCommit | undefined
   readonly signal?: AbortSignal | undefined
 }
 
@@ -37,11 +57,12 @@ export interface AdvanceOptions {
  * `dataChange: false`. Checkpoints come every `delta.checkpointInterval` commits, so this is one
  * checkpoint read per interval. Where listing costs the whole directory
  * (`listingReadsWholeDirectory`), new commits are found by probing their names, and a newer
- * checkpoint by the `_last_checkpoint` hint.
+ * checkpoint by its name or the `_last_checkpoint` hint; these probes and the commit reads run
+ * together, so an advance by a few commits costs two round trips, and one when nothing is new.
  *
  * @param engine - the table's engine
  * @param snapshot - the snapshot to advance
- * @param options - target version, signal
+ * @param options - target version, the caller's own next commit, signal
  * @returns the newer snapshot, or `snapshot` itself when nothing newer was committed
  * @throws like `loadSnapshot` when the newer log cannot be read
  */
@@ -53,21 +74,46 @@ export async function advanceSnapshot(
   const { signal, toVersion } = options
   const from = snapshot.version + 1n
   if (toVersion !== undefined && toVersion < from) return snapshot
+  const known = options.known?.version === from ? options.known : undefined
   // Checkpoints newer than the one the state was built from: a fresh load would start there.
-  const known = snapshot.state.checkpointVersion ?? -1n
+  const knownCheckpoint = snapshot.state.checkpointVersion ?? -1n
   let listing: FileMeta[] | undefined
   let commits: SegmentCommit[]
+  let batches: ReplayBatch[] | undefined
   if (engine.storage.listingReadsWholeDirectory === true) {
-    commits = await listCommits(engine, from, toVersion, signal)
+    const low = snapshot.version > knownCheckpoint ? snapshot.version : knownCheckpoint + 1n
+    // The caller's own commit is there: what a checkpoint search needs is asked for at once.
+    const early =
+      known === undefined
+        ? undefined
+        : {
+            hint: readLastCheckpointHint(engine, signal),
+            checkpoints: headClassicCheckpoints(engine, versionsDown(from, low), signal),
+          }
+    // Settled even when the listing fails, so that no rejection is left unobserved.
+    early?.hint.catch(() => undefined)
+    early?.checkpoints.catch(() => undefined)
+    commits = await listCommits(engine, from, toVersion, signal, known === undefined ? 1 : 2)
     if (commits.length === 0) return snapshot
     const newest = (commits.at(-1) as SegmentCommit).version
-    const hint = await readLastCheckpointHint(engine, signal)
-    if (hint !== undefined && hint.version > known && hint.version <= newest) {
+    const unread = known !== undefined && commits[0]?.version === known.version ? commits.slice(1) : commits
+    const probed = early === undefined ? low : from + 1n
+    const [hint, earlyFound, laterFound, read] = await Promise.all([
+      early?.hint ?? readLastCheckpointHint(engine, signal),
+      early?.checkpoints ?? [],
+      headClassicCheckpoints(engine, versionsDown(newest, probed), signal),
+      readCommitBatches(engine, unread, signal),
+    ])
+    batches = read
+    if (known !== undefined && unread !== commits)
+      batches.unshift({ version: known.version, actions: known.actions, fromCheckpoint: false })
+    const classic = classicCheckpointListing(snapshot, commits, [...laterFound, ...earlyFound])
+    const hinted = hint !== undefined && hint.version > knownCheckpoint && hint.version <= newest
+    if (hinted && !(isClassicHint(hint) && classic !== undefined && versionOf(classic[0]) >= hint.version)) {
+      // A multi-part or V2 checkpoint is only found through the hint, and by a listing.
       listing = await listLogFrom(engine, hint.version, signal)
     } else {
-      // The hint names no checkpoint in range (none, or one past the target): a classic one
-      // is found by its name; other kinds are only found through the hint.
-      listing = await probeClassicCheckpoint(engine, snapshot, commits, known, signal)
+      listing = classic
     }
   } else {
     // From the snapshot's own version: its checkpoint, written just after its commit, is there.
@@ -75,7 +121,7 @@ export async function advanceSnapshot(
     commits = commitsOf(listing, from, toVersion)
   }
   const target = commits.at(-1)?.version ?? snapshot.version
-  if (listing !== undefined && hasCheckpointIn(listing, known + 1n, target)) {
+  if (listing !== undefined && hasCheckpointIn(listing, knownCheckpoint + 1n, target)) {
     const start = firstVersionOf(listing) ?? snapshot.version
     try {
       return await snapshotFromListing(engine, snapshot.location, listing, start, target, signal)
@@ -86,17 +132,23 @@ export async function advanceSnapshot(
     }
   }
   if (commits.length === 0) return snapshot
-  return replayCommits(engine, snapshot, commits, signal)
+  if (batches === undefined) {
+    const unread = known !== undefined && commits[0]?.version === known.version ? commits.slice(1) : commits
+    batches = await readCommitBatches(engine, unread, signal)
+    if (unread !== commits)
+      batches.unshift({ version: from, actions: known?.actions ?? [], fromCheckpoint: false })
+  }
+  return replayCommits(engine, snapshot, commits, batches, signal)
 }
 
-/** Applies `commits` (contiguous, right after `snapshot`) to its state. */
+/** Applies `commits` (contiguous, right after `snapshot`, with their `batches`) to its state. */
 async function replayCommits(
   engine: Engine,
   snapshot: Snapshot,
   commits: readonly SegmentCommit[],
+  batches: readonly ReplayBatch[],
   signal: AbortSignal | undefined,
 ): Promise<Snapshot> {
-  const batches = await readCommitBatches(engine, commits, signal)
   const tableRoot = engine.storage.localPath?.('') ?? engine.storage.root
   const state = advanceReplayedState(snapshot.state, batches, { tableRoot })
   if (state.protocol !== snapshot.protocol) checkReadSupported(state.protocol)
@@ -124,21 +176,19 @@ async function replayCommits(
   })
 }
 
-/**
- * The newest classic checkpoint from the snapshot's version on (and newer than `known`), with the
- * commit files after it, as a listing; `undefined` when there is none.
- */
-async function probeClassicCheckpoint(
+/** `from`, `from - 1`, ... down to `low` (none when `from < low`). */
+function versionsDown(from: Version, low: Version): Version[] {
+  const out: Version[] = []
+  for (let v = from; v >= low; v--) out.push(v)
+  return out
+}
+
+/** Heads the classic checkpoint of each version; the ones that exist. */
+async function headClassicCheckpoints(
   engine: Engine,
-  snapshot: Snapshot,
-  commits: readonly SegmentCommit[],
-  known: Version,
+  versions: readonly Version[],
   signal: AbortSignal | undefined,
-): Promise<FileMeta[] | undefined> {
-  const low = snapshot.version > known ? snapshot.version : known + 1n
-  const newest = commits.at(-1)?.version ?? snapshot.version
-  const versions: Version[] = []
-  for (let v = newest; v >= low; v--) versions.push(v)
+): Promise<FileMeta[]> {
   const found = await Promise.all(
     versions.map(async (v) => {
       try {
@@ -149,14 +199,42 @@ async function probeClassicCheckpoint(
       }
     }),
   )
-  const index = found.findIndex((f) => f !== undefined)
-  if (index < 0) return undefined
-  const version = versions[index] as Version
-  const listing: FileMeta[] = [found[index] as FileMeta]
+  const out: FileMeta[] = []
+  for (const f of found) if (f !== undefined) out.push(f)
+  return out
+}
+
+/**
+ * The newest of the classic checkpoints `found` that is at or below the newest commit, with the
+ * commit files from its version on, as a listing; `undefined` when there is none.
+ */
+function classicCheckpointListing(
+  snapshot: Snapshot,
+  commits: readonly SegmentCommit[],
+  found: readonly FileMeta[],
+): FileMeta[] | undefined {
+  const newest = commits.at(-1)?.version ?? snapshot.version
+  let best: { file: FileMeta; version: Version } | undefined
+  for (const f of found) {
+    const version = parseLogFileName(f.key.slice(LOG_DIR.length))?.version
+    if (version === undefined || version > newest) continue
+    if (best === undefined || version > best.version) best = { file: f, version }
+  }
+  if (best === undefined) return undefined
+  const listing: FileMeta[] = [best.file]
   const own = snapshot.logSegment.lastCommit
-  if (own !== undefined && own.version >= version) listing.push(own.file)
-  for (const c of commits) if (c.version >= version) listing.push(c.file)
+  if (own !== undefined && own.version >= best.version) listing.push(own.file)
+  for (const c of commits) if (c.version >= best.version) listing.push(c.file)
   return listing
+}
+
+/** Whether the hint describes a single-file classic checkpoint (no parts, no V2 file). */
+function isClassicHint(hint: LastCheckpoint): boolean {
+  return hint.parts === undefined && hint.v2Checkpoint === undefined
+}
+
+function versionOf(file: FileMeta | undefined): Version {
+  return (file === undefined ? undefined : parseLogFileName(file.key.slice(LOG_DIR.length))?.version) ?? -1n
 }
 
 function hasCheckpointIn(listing: readonly FileMeta[], from: Version, to: Version): boolean {

@@ -77,6 +77,8 @@ function versionPrefix(version: Version): string | undefined {
  * @param from - the first version
  * @param to - the last version wanted, inclusive
  * @param signal - cancels the listing
+ * @param firstProbe - where names are probed, how many the first round asks for (default 1: most
+ *   callers are at most one commit behind; 2 when the caller knows `from` exists)
  * @returns the commits found
  */
 export async function listCommits(
@@ -84,9 +86,10 @@ export async function listCommits(
   from: Version,
   to?: Version,
   signal?: AbortSignal,
+  firstProbe = 1,
 ): Promise<SegmentCommit[]> {
   if (to !== undefined && to < from) return []
-  if (probes(engine)) return probeCommits(engine, from, to, signal)
+  if (probes(engine)) return probeCommits(engine, from, to, signal, firstProbe)
   return commitsOf(await listLogFrom(engine, from, signal), from, to)
 }
 
@@ -119,10 +122,10 @@ async function probeCommits(
   from: Version,
   to: Version | undefined,
   signal: AbortSignal | undefined,
+  firstProbe: number,
 ): Promise<SegmentCommit[]> {
   const out: SegmentCommit[] = []
-  // The first probe alone: most callers are at most one commit behind.
-  let batch = 1
+  let batch = firstProbe
   for (let v = from; ; ) {
     const versions: Version[] = []
     for (let i = 0; i < batch && (to === undefined || v <= to); i++, v++) versions.push(v)
@@ -187,6 +190,38 @@ export async function readCommit(
     throw err
   }
   return parseCommitBytes(bytes, { path: key, version })
+}
+
+/** How many versions a read of the commits after a lost race asks for at once. */
+const READ_AHEAD = 8
+
+/**
+ * The commits from `from` on, read and parsed, up to the first version that has none: what a
+ * writer that lost the race for `from` must check. Versions are read several at once, so a few
+ * winners cost one round trip and no listing.
+ *
+ * @param engine - the table's engine
+ * @param from - the first version (usually known to exist)
+ * @param signal - cancels the reads
+ * @returns the commits, ascending and contiguous
+ * @throws {InvalidTableError} when a file is not a valid commit
+ */
+export async function readCommitsFrom(
+  engine: Engine,
+  from: Version,
+  signal?: AbortSignal,
+): Promise<Array<{ readonly version: Version; readonly actions: Action[] }>> {
+  const out: Array<{ readonly version: Version; readonly actions: Action[] }> = []
+  for (let v = from; ; ) {
+    const versions: Version[] = []
+    for (let i = 0; i < READ_AHEAD; i++, v++) versions.push(v)
+    const read = await Promise.all(versions.map((version) => readCommit(engine, version, signal)))
+    for (let i = 0; i < read.length; i++) {
+      const actions = read[i]
+      if (actions === undefined) return out
+      out.push({ version: versions[i] as Version, actions })
+    }
+  }
 }
 
 /**

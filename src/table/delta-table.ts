@@ -18,7 +18,7 @@ import { type VacuumOptions, type VacuumResult, vacuumTable } from '../ops/vacuu
 import type { CommitInfo, Version } from '../protocol/actions.js'
 import { commitFileName, LOG_DIR } from '../protocol/log-files.js'
 import { type ScanOptions, TableScan } from '../scan/table-scan.js'
-import { advanceSnapshot } from '../snapshot/advance-snapshot.js'
+import { advanceSnapshot, type KnownCommit } from '../snapshot/advance-snapshot.js'
 import { historyTimeline } from '../snapshot/commit-timestamps.js'
 import { type LoadSnapshotOptions, loadSnapshot } from '../snapshot/load-snapshot.js'
 import { listLogFrom, readCommit } from '../snapshot/log-reader.js'
@@ -126,6 +126,11 @@ export class DeltaTable {
    * concurrent transactions share it safely; a stale one only costs reading the newer commits.
    */
   #latest: Snapshot | undefined
+  /**
+   * A commit of this handle's that landed right after {@link DeltaTable.#latest}, with its
+   * content: the next advance takes it as read.
+   */
+  #own: KnownCommit | undefined
 
   private constructor(location: string, engine: Engine, ownsEngine: boolean, options: OpenOptions) {
     this.location = location
@@ -224,6 +229,10 @@ export class DeltaTable {
         flags: this.conflicts,
         retry: this.#options.retry,
         autoCheckpoint: this.#options.autoCheckpoint,
+        onCommitted: (read, commit) => {
+          // Only useful while the kept snapshot is still the one the commit followed.
+          if (this.#latest === read) this.#own = commit
+        },
       },
       options,
     )
@@ -370,8 +379,9 @@ export class DeltaTable {
     if (kept === undefined) {
       snap = await loadSnapshot(this.engine, this.location, { signal })
     } else {
+      const own = this.#own?.version === kept.version + 1n ? this.#own : undefined
       try {
-        snap = await advanceSnapshot(this.engine, kept, { signal })
+        snap = await advanceSnapshot(this.engine, kept, { signal, known: own })
       } catch (err) {
         signal?.throwIfAborted()
         if (!isDeltaError(err)) throw err
@@ -382,6 +392,7 @@ export class DeltaTable {
     const now = this.#latest
     if (now !== undefined && now.version > snap.version) return now
     this.#latest = snap
+    if (this.#own !== undefined && this.#own.version <= snap.version) this.#own = undefined
     return snap
   }
 

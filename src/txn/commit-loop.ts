@@ -23,7 +23,7 @@ import type { Action, CommitInfo, Version } from '../protocol/actions.js'
 import { commitKey } from '../protocol/log-files.js'
 import { decodeAddPath } from '../protocol/partition-values.js'
 import { loadDeletionVector } from '../scan/load-deletion-vector.js'
-import { latestVersion, readCommit } from '../snapshot/log-reader.js'
+import { parseLogBytes, readCommit, readCommitsFrom } from '../snapshot/log-reader.js'
 import { appendAll } from '../util/arrays.js'
 import { backoffDelay, type CommitRetryPolicy } from './commit-options.js'
 import { type InCommitTimestampPlan, nextInCommitTimestamp, stampActions } from './in-commit-timestamps.js'
@@ -65,6 +65,11 @@ export interface CommitLoopResult {
   readonly reconciliations: readonly Reconciliation[]
   /** The actions finally committed (after reconciliations rewrote them). */
   readonly actions: readonly Action[]
+  /**
+   * The whole commit (commitInfo first) as a read of its file parses it; absent when the commit
+   * was found landed after an ambiguous put.
+   */
+  readonly committed?: readonly Action[]
 }
 
 /**
@@ -140,12 +145,12 @@ async function commitLoop(req: CommitLoopRequest, uncertainty: CommitUncertainty
     let readAhead: Action[] | undefined
     // With In-Commit Timestamps the commitInfo must be the first line; it always is.
     const body = serializeCommit([{ commitInfo }, ...actions])
+    const bytes = new TextEncoder().encode(body)
     try {
-      await engine.storage.put(commitKey(attemptVersion), new TextEncoder().encode(body), {
-        ifNotExists: true,
-        signal,
-      })
-      return { version: attemptVersion, attempts, reconciliations, actions }
+      await engine.storage.put(commitKey(attemptVersion), bytes, { ifNotExists: true, signal })
+      // What a read of the file gives, for the caller to advance its snapshot without reading it.
+      const committed = parseLogBytes(bytes, commitKey(attemptVersion), attemptVersion)
+      return { version: attemptVersion, attempts, reconciliations, actions, committed }
     } catch (err) {
       if (err instanceof StorageError && !(err instanceof FileAlreadyExistsError)) {
         storageFailures++
@@ -183,14 +188,12 @@ async function commitLoop(req: CommitLoopRequest, uncertainty: CommitUncertainty
       }
     }
 
-    // Lost the race for attemptVersion: check every winner in order.
-    // The winners from attemptVersion on (it exists: the put found it taken), each read once.
+    // Lost the race for attemptVersion: check every winner in order, each read once (several
+    // at a time).
     const lost = attemptVersion
-    const latest = await latestVersion(engine, lost, signal)
-    for (let v = lost; v <= latest; v++) {
-      const actions =
-        v === lost && readAhead !== undefined ? readAhead : await readCommitIfPresent(engine, v, signal)
-      if (actions === undefined) break
+    const winners = await readCommitsFrom(engine, readAhead === undefined ? lost : lost + 1n, signal)
+    if (readAhead !== undefined) winners.unshift({ version: lost, actions: readAhead })
+    for (const { version: v, actions } of winners) {
       if (ownsCommit(actions, req.txnId)) {
         // An earlier ambiguous put of ours landed after all.
         return { version: v, attempts, reconciliations, actions: written.get(v) ?? txn.actions }

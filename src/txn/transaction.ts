@@ -30,7 +30,7 @@ import { decodeAddPath } from '../protocol/partition-values.js'
 import { checkWriteSupported } from '../protocol/table-features.js'
 import { checkpointInterval } from '../protocol/table-properties.js'
 import { columnSpecs, type ScanOptions, TableScan } from '../scan/table-scan.js'
-import { advanceSnapshot } from '../snapshot/advance-snapshot.js'
+import { advanceSnapshot, type KnownCommit } from '../snapshot/advance-snapshot.js'
 import { loadSnapshot } from '../snapshot/load-snapshot.js'
 import type { Snapshot } from '../snapshot/snapshot.js'
 import { writeCheckpoint } from '../snapshot/write-checkpoint.js'
@@ -69,6 +69,12 @@ export interface TransactionContext {
   readonly retry?: Partial<CommitRetryPolicy> | undefined
   /** Writes a checkpoint after commits whose version is a multiple of the interval (default true). */
   readonly autoCheckpoint?: boolean | undefined
+  /**
+   * Told of a commit that landed right after the read snapshot (no other writer's commit came
+   * between), with the commit as a read of its file parses it: the table advances its snapshot
+   * from it without reading the file back.
+   */
+  readonly onCommitted?: ((snapshot: Snapshot, commit: KnownCommit) => void) | undefined
 }
 
 /**
@@ -424,7 +430,13 @@ export class Transaction {
       const referenced = referencedKeys(result.actions)
       if (referenced !== undefined) await this.#deleteWritten(referenced)
     }
-    if (this.#ctx.autoCheckpoint !== false) await this.#maybeCheckpoint(result.version)
+    // Right after the read snapshot: the commit's own content is all that is new.
+    const own: KnownCommit | undefined =
+      result.committed !== undefined && result.version === snap.version + 1n
+        ? { version: result.version, actions: result.committed }
+        : undefined
+    if (own !== undefined) this.#ctx.onCommitted?.(snap, own)
+    if (this.#ctx.autoCheckpoint !== false) await this.#maybeCheckpoint(result.version, own)
     return Object.freeze({
       version: result.version,
       operation,
@@ -436,14 +448,17 @@ export class Transaction {
     })
   }
 
-  async #maybeCheckpoint(version: bigint): Promise<void> {
+  async #maybeCheckpoint(version: bigint, own: KnownCommit | undefined): Promise<void> {
     const interval = BigInt(checkpointInterval(this.#ctx.snapshot.properties))
     if (version === 0n || version % interval !== 0n) return
     try {
       // The read snapshot advanced by the commits since it (the winners and this one): no reload
       // of the whole table. A checkpoint of it equals one of a fresh load (planCheckpointActions
       // drops expired tombstones and marks every file dataChange: false either way).
-      let snap = await advanceSnapshot(this.#ctx.engine, this.#ctx.snapshot, { toVersion: version })
+      let snap = await advanceSnapshot(this.#ctx.engine, this.#ctx.snapshot, {
+        toVersion: version,
+        known: own,
+      })
       if (snap.version !== version) {
         snap = await loadSnapshot(this.#ctx.engine, this.#ctx.snapshot.location, { version })
       }

@@ -3,7 +3,8 @@
  * every kind (classic, multi-part, V2 with sidecars, with tombstone expiry), log compaction
  * files, deletion-vector updates, metadata, protocol, app-transaction and domain changes. At
  * every version the snapshot advanced commit by commit (and one advanced across several commits)
- * equals a freshly loaded one field for field, in iteration order, on the local store (new
+ * equals a freshly loaded one field for field (also when the commit's writer advances with its
+ * content in hand instead of reading it), in iteration order, on the local store (new
  * commits found by probing names) and on the memory store (by listing from a key).
  *
  * `DELTA_RLC_PROPERTY_RUNS` sets the number of logs (default 200); the seed is fixed
@@ -31,6 +32,7 @@ import {
 } from '../../../src/protocol/log-files.js'
 import { advanceSnapshot } from '../../../src/snapshot/advance-snapshot.js'
 import { loadSnapshot } from '../../../src/snapshot/load-snapshot.js'
+import { parseLogBytes } from '../../../src/snapshot/log-reader.js'
 import type { Snapshot } from '../../../src/snapshot/snapshot.js'
 import { checkpointLines, planCheckpointActions } from '../../../src/snapshot/write-checkpoint.js'
 import { createLocalStore } from '../../../src/storage/local-store.js'
@@ -350,16 +352,21 @@ async function checkCase(steps: readonly Step[], memory: boolean): Promise<void>
   const engine = await engineFor(memory)
   const store = engine.storage
   let stepwise: Snapshot | undefined
+  let ownwise: Snapshot | undefined
   let first: Snapshot | undefined
   for (let v = 0; v < steps.length; v++) {
     const step = steps[v] as Step
-    await store.put(`${LOG_DIR}${commitFileName(BigInt(v))}`, encode(commitLines(v, step.ops).join('\n')), {
-      ifNotExists: true,
-    })
+    const key = `${LOG_DIR}${commitFileName(BigInt(v))}`
+    const bytes = encode(commitLines(v, step.ops).join('\n'))
+    await store.put(key, bytes, { ifNotExists: true })
     const fresh = await loadSnapshot(engine, 'advance')
     first ??= fresh
     stepwise = stepwise === undefined ? fresh : await advanceSnapshot(engine, stepwise)
     assert.deepStrictEqual(fieldsOf(stepwise), fieldsOf(fresh), `advanced by one commit to version ${v}`)
+    // As the writer of the commit advances: its content known, not read back.
+    const known = { version: BigInt(v), actions: parseLogBytes(bytes, key, BigInt(v)) }
+    ownwise = ownwise === undefined ? fresh : await advanceSnapshot(engine, ownwise, { known })
+    assert.deepStrictEqual(fieldsOf(ownwise), fieldsOf(fresh), `advanced by its own commit to version ${v}`)
     if (step.checkpoint !== 'none') await writeCheckpointOf(engine, fresh, step.checkpoint)
     if (step.compactSpan > 0 && v >= step.compactSpan) {
       const start = v - step.compactSpan
