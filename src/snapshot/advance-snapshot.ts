@@ -10,8 +10,8 @@ import type { Action, Version } from '../protocol/actions.js'
 import {
   checkpointFileName,
   isCheckpointFileName,
-  LOG_DIR,
   type LastCheckpoint,
+  LOG_DIR,
   parseLogFileName,
 } from '../protocol/log-files.js'
 import { decodeAddPath } from '../protocol/partition-values.js'
