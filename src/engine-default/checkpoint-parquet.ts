@@ -207,14 +207,28 @@ export class DuckDbParquetHandler implements ParquetHandler {
             failure.cause instanceof Error ? failure.cause : new Error(`IO Error: ${failure.detail}`),
         })
         const maps: MapTextCache = new Map()
-        for await (const chunk of stream.chunks()) {
-          const rows = chunkRows(chunk, plan !== undefined, maps)
-          try {
-            onBatch(rows)
-          } catch (error) {
-            consumerError = { error }
-            throw error
+        const chunks = stream.chunks()
+        let next = chunks.next()
+        try {
+          for (;;) {
+            const { done, value: chunk } = await next
+            if (done) break
+            // DuckDB reads the next chunk on its own thread while this one is decoded and parsed
+            // here: a fetched chunk owns its memory, so the two never share a buffer.
+            next = chunks.next()
+            const rows = chunkRows(chunk, plan !== undefined, maps)
+            try {
+              onBatch(rows)
+            } catch (error) {
+              consumerError = { error }
+              throw error
+            }
           }
+        } catch (err) {
+          // The fetch under way must end before the connection serves another query.
+          await next.catch(() => undefined)
+          await chunks.return(undefined).catch(() => undefined)
+          throw err
         }
       })
     } catch (err) {
@@ -283,7 +297,9 @@ function chunkRows(chunk: DuckDBDataChunk, typed: boolean, maps: MapTextCache): 
   const lines = chunk.getColumnVector(0)
   const fields = typed ? typedAddVectors(chunk, 1) : undefined
   const rows: ActionRow[] = []
-  for (let i = 0; i < chunk.rowCount; i++) {
+  // Read once: the getter is a native call.
+  const count = chunk.rowCount
+  for (let i = 0; i < count; i++) {
     const value = lines.getItem(i)
     if (typeof value === 'string') rows.push(value)
     // No line but the typed fields: a typed add (a row with no action at all has neither).

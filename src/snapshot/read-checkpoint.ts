@@ -13,6 +13,7 @@ import { type ActionContext, parseCheckpointRow } from '../protocol/action-json.
 import type { Action, Version } from '../protocol/actions.js'
 import { SIDECAR_DIR } from '../protocol/log-files.js'
 import { type DeferredCheckpointRow, needsSchema, parseDeferredRows } from './checkpoint-parsed-rows.js'
+import { decodedFileAction, NOT_DECODED } from './decoded-file-actions.js'
 
 /**
  * Reads the Parquet files of a checkpoint, then the sidecars its actions name, and appends their
@@ -96,6 +97,12 @@ export function parseRowsInto(
       // Rare (statistics only as typed structs): these are converted field by field, and the
       // conversion expects Parquet's nulls dropped as a commit line would have them.
       deferred.push({ row: stripNulls(row) as Record<string, unknown>, ctx })
+      continue
+    }
+    // Most rows of a large checkpoint: a file action whose fields have their types.
+    const quick = decodedFileAction(row)
+    if (quick !== NOT_DECODED) {
+      out.push(quick)
       continue
     }
     const action = parseCheckpointRow(row, ctx)

@@ -1,0 +1,207 @@
+/**
+ * The quick way from a decoded checkpoint row to its `add` or `remove` action.
+ *
+ * Nearly every row of a large checkpoint is a file action, which the engine decoded with the
+ * protocol's types (exact 64-bit integers as bigint, maps as plain objects of strings) or which
+ * `JSON.parse` decoded from its JSON text (integers as safe numbers). Such a row is checked here
+ * field by field with plain type tests and built with the same factories the action reader
+ * calls, so the action is the one `parseCheckpointRow` gives, field for field.
+ * Any row this does not recognise (another shape, a missing field, an unexpected type) is left
+ * to the action reader, which accepts it or refuses it with its own message.
+ */
+import {
+  type Action,
+  type AddFile,
+  createAddFile,
+  createDeletionVectorDescriptor,
+  createRemoveFile,
+  type DeletionVectorDescriptor,
+  type NullableStringMap,
+  type RemoveFile,
+} from '../protocol/actions.js'
+
+/** What {@link decodedFileAction} returns for a row it leaves to the action reader. */
+export const NOT_DECODED: unique symbol = Symbol('not decoded')
+
+/**
+ * Maps already checked, by identity: an engine hands the same object to the files that share
+ * their partition values, and they then share one frozen map.
+ */
+const checkedMaps = new WeakMap<object, NullableStringMap>()
+
+/** A map of strings and nulls, or `undefined` when `value` is not one. */
+function stringMap(value: unknown): NullableStringMap | undefined {
+  if (typeof value !== 'object' || value === null) return undefined
+  const seen = checkedMaps.get(value)
+  if (seen !== undefined) return seen
+  if (Array.isArray(value) || value instanceof Map || Object.getPrototypeOf(value) !== Object.prototype) {
+    return undefined
+  }
+  const obj = value as Record<string, unknown>
+  for (const k in obj) {
+    const v = obj[k]
+    if (v !== null && typeof v !== 'string') return undefined
+  }
+  // The same copy the reader makes: a frozen plain object of the same entries, in their order.
+  const map: NullableStringMap = Object.freeze(Object.fromEntries(Object.entries(obj))) as NullableStringMap
+  checkedMaps.set(value, map)
+  return map
+}
+
+/**
+ * A 64-bit field as the reader takes it: a bigint in range, or a safe integer number (what
+ * `JSON.parse` gives for a row's JSON text), as a bigint; `NOT_DECODED` for anything else.
+ */
+function long(v: unknown): bigint | typeof NOT_DECODED {
+  if (typeof v === 'bigint') return BigInt.asIntN(64, v) === v ? v : NOT_DECODED
+  return Number.isSafeInteger(v) ? BigInt(v as number) : NOT_DECODED
+}
+
+function isInt(v: unknown): v is number {
+  // The reader turns -0 into 0; the quick way leaves it to the reader.
+  return typeof v === 'number' && (v | 0) === v && !Object.is(v, -0)
+}
+
+/** `undefined` for a null or absent field, the value for a long, `NOT_DECODED` otherwise. */
+function optLong(v: unknown): bigint | undefined | typeof NOT_DECODED {
+  if (v === null || v === undefined) return undefined
+  return long(v)
+}
+
+function optText(v: unknown): string | undefined | typeof NOT_DECODED {
+  if (v === null || v === undefined) return undefined
+  return typeof v === 'string' ? v : NOT_DECODED
+}
+
+function optMap(v: unknown): NullableStringMap | undefined | typeof NOT_DECODED {
+  if (v === null || v === undefined) return undefined
+  return stringMap(v) ?? NOT_DECODED
+}
+
+/** The descriptor, `undefined` for none, `NOT_DECODED` for anything the reader must judge. */
+function deletionVector(v: unknown): DeletionVectorDescriptor | undefined | typeof NOT_DECODED {
+  if (v === null || v === undefined) return undefined
+  if (typeof v !== 'object') return NOT_DECODED
+  const dv = v as Record<string, unknown>
+  const { storageType, pathOrInlineDv, offset, sizeInBytes, cardinality, maxRowIndex } = dv
+  if (storageType !== 'u' && storageType !== 'i' && storageType !== 'p') return NOT_DECODED
+  if (typeof pathOrInlineDv !== 'string' || !isInt(sizeInBytes)) return NOT_DECODED
+  if (offset !== null && offset !== undefined && !isInt(offset)) return NOT_DECODED
+  const count = long(cardinality)
+  const max = optLong(maxRowIndex)
+  if (count === NOT_DECODED || max === NOT_DECODED) return NOT_DECODED
+  return createDeletionVectorDescriptor({
+    storageType,
+    pathOrInlineDv,
+    offset: offset ?? undefined,
+    sizeInBytes,
+    cardinality: count,
+    maxRowIndex: max,
+  })
+}
+
+function decodedAdd(o: Record<string, unknown>): AddFile | typeof NOT_DECODED {
+  const { path, dataChange } = o
+  if (typeof path !== 'string' || typeof dataChange !== 'boolean') return NOT_DECODED
+  const size = long(o.size)
+  const modificationTime = long(o.modificationTime)
+  if (size === NOT_DECODED || modificationTime === NOT_DECODED) return NOT_DECODED
+  const partitionValues = stringMap(o.partitionValues)
+  const stats = optText(o.stats)
+  const tags = optMap(o.tags)
+  const dv = deletionVector(o.deletionVector)
+  const baseRowId = optLong(o.baseRowId)
+  const defaultRowCommitVersion = optLong(o.defaultRowCommitVersion)
+  const clusteringProvider = optText(o.clusteringProvider)
+  if (
+    partitionValues === undefined ||
+    stats === NOT_DECODED ||
+    tags === NOT_DECODED ||
+    dv === NOT_DECODED ||
+    baseRowId === NOT_DECODED ||
+    defaultRowCommitVersion === NOT_DECODED ||
+    clusteringProvider === NOT_DECODED
+  ) {
+    return NOT_DECODED
+  }
+  return createAddFile({
+    path,
+    partitionValues,
+    size,
+    modificationTime,
+    dataChange,
+    stats,
+    tags,
+    deletionVector: dv,
+    baseRowId,
+    defaultRowCommitVersion,
+    clusteringProvider,
+  })
+}
+
+function decodedRemove(o: Record<string, unknown>): RemoveFile | typeof NOT_DECODED {
+  const { path, dataChange, extendedFileMetadata } = o
+  if (typeof path !== 'string' || typeof dataChange !== 'boolean') return NOT_DECODED
+  if (extendedFileMetadata !== null && extendedFileMetadata !== undefined) {
+    if (typeof extendedFileMetadata !== 'boolean') return NOT_DECODED
+  }
+  const deletionTimestamp = optLong(o.deletionTimestamp)
+  const partitionValues = optMap(o.partitionValues)
+  const size = optLong(o.size)
+  const stats = optText(o.stats)
+  const tags = optMap(o.tags)
+  const dv = deletionVector(o.deletionVector)
+  const baseRowId = optLong(o.baseRowId)
+  const defaultRowCommitVersion = optLong(o.defaultRowCommitVersion)
+  if (
+    deletionTimestamp === NOT_DECODED ||
+    partitionValues === NOT_DECODED ||
+    size === NOT_DECODED ||
+    stats === NOT_DECODED ||
+    tags === NOT_DECODED ||
+    dv === NOT_DECODED ||
+    baseRowId === NOT_DECODED ||
+    defaultRowCommitVersion === NOT_DECODED
+  ) {
+    return NOT_DECODED
+  }
+  return createRemoveFile({
+    path,
+    deletionTimestamp,
+    dataChange,
+    extendedFileMetadata: extendedFileMetadata ?? undefined,
+    partitionValues,
+    size,
+    stats,
+    tags,
+    deletionVector: dv,
+    baseRowId,
+    defaultRowCommitVersion,
+  })
+}
+
+/**
+ * The action of a decoded checkpoint row that holds exactly one key, `add` or `remove`, whose
+ * fields all have their protocol types; {@link NOT_DECODED} for any other row.
+ *
+ * @param row - a decoded checkpoint row
+ * @returns the frozen action, equal to the one `parseCheckpointRow` gives for the row
+ */
+export function decodedFileAction(row: Readonly<Record<string, unknown>>): Action | typeof NOT_DECODED {
+  let kind: string | undefined
+  for (const key in row) {
+    if (kind !== undefined) return NOT_DECODED
+    kind = key
+  }
+  const payload = kind === undefined ? undefined : row[kind]
+  if (typeof payload !== 'object' || payload === null || Array.isArray(payload)) return NOT_DECODED
+  if (kind === 'add') {
+    const add = decodedAdd(payload as Record<string, unknown>)
+    return add === NOT_DECODED ? add : Object.freeze({ add })
+  }
+  if (kind === 'remove') {
+    const remove = decodedRemove(payload as Record<string, unknown>)
+    return remove === NOT_DECODED ? remove : Object.freeze({ remove })
+  }
+  return NOT_DECODED
+}
