@@ -82,38 +82,36 @@ export async function advanceSnapshot(
   let batches: ReplayBatch[] | undefined
   if (engine.storage.listingReadsWholeDirectory === true) {
     const low = snapshot.version > knownCheckpoint ? snapshot.version : knownCheckpoint + 1n
-    // The caller's own commit is there: what a checkpoint search needs is asked for at once.
-    const early =
-      known === undefined
-        ? undefined
-        : {
-            hint: readLastCheckpointHint(engine, signal),
-            checkpoints: headClassicCheckpoints(engine, versionsDown(from, low), signal),
-          }
-    // Settled even when the listing fails, so that no rejection is left unobserved.
-    early?.hint.catch(() => undefined)
-    early?.checkpoints.catch(() => undefined)
+    // The caller's own commit is there: the hint is asked for with the probe.
+    const early = known === undefined ? undefined : readLastCheckpointHint(engine, signal)
+    // Settled even when the probe fails, so that no rejection is left unobserved.
+    early?.catch(() => undefined)
     commits = await listCommits(engine, from, toVersion, signal, known === undefined ? 1 : 2)
     if (commits.length === 0) return snapshot
     const newest = (commits.at(-1) as SegmentCommit).version
     const unread = known !== undefined && commits[0]?.version === known.version ? commits.slice(1) : commits
-    const probed = early === undefined ? low : from + 1n
-    const [hint, earlyFound, laterFound, read] = await Promise.all([
-      early?.hint ?? readLastCheckpointHint(engine, signal),
-      early?.checkpoints ?? [],
-      headClassicCheckpoints(engine, versionsDown(newest, probed), signal),
+    // Only the caller's own commit is new: a checkpoint of it, or of the version before it, can
+    // only be another writer's made since, and checkpoint writers point the hint at what they
+    // write, so the hint alone is asked. Otherwise classic checkpoints are also found by name,
+    // whatever the hint says.
+    const onlyOwn = unread.length === 0
+    const [hint, found, read] = await Promise.all([
+      early ?? readLastCheckpointHint(engine, signal),
+      onlyOwn ? [] : headClassicCheckpoints(engine, versionsDown(newest, low), signal),
       readCommitBatches(engine, unread, signal),
     ])
     batches = read
     if (known !== undefined && unread !== commits)
       batches.unshift({ version: known.version, actions: known.actions, fromCheckpoint: false })
-    const classic = classicCheckpointListing(snapshot, commits, [...laterFound, ...earlyFound])
+    listing = classicCheckpointListing(snapshot, commits, found)
     const hinted = hint !== undefined && hint.version > knownCheckpoint && hint.version <= newest
-    if (hinted && !(isClassicHint(hint) && classic !== undefined && versionOf(classic[0]) >= hint.version)) {
-      // A multi-part or V2 checkpoint is only found through the hint, and by a listing.
-      listing = await listLogFrom(engine, hint.version, signal)
-    } else {
-      listing = classic
+    if (hinted && versionOf(listing?.[0]) < hint.version) {
+      const named = isClassicHint(hint) ? await headClassicCheckpoints(engine, [hint.version], signal) : []
+      // A multi-part or V2 checkpoint (a hint need not say which) is found by a listing.
+      listing =
+        named.length > 0
+          ? classicCheckpointListing(snapshot, commits, named)
+          : await listLogFrom(engine, hint.version, signal)
     }
   } else {
     // From the snapshot's own version: its checkpoint, written just after its commit, is there.
