@@ -23,35 +23,41 @@ import {
 /** What {@link decodedFileAction} returns for a row it leaves to the action reader. */
 export const NOT_DECODED: unique symbol = Symbol('not decoded')
 
+/** The one frozen empty map the files without partition values (or tags) share. */
+const EMPTY_MAP: NullableStringMap = Object.freeze({})
+
 /**
- * Maps already checked, by identity: an engine hands the same object to the files that share
- * their partition values, and they then share one frozen map.
+ * Frozen maps already checked, by their entries: the files of one partition share one map
+ * instead of holding a copy each. Bounded; emptied when full.
  */
-const checkedMaps = new WeakMap<object, NullableStringMap>()
+const checkedMaps = new Map<string, NullableStringMap>()
+const CHECKED_MAPS_MAX = 4096
 
 /** A map of strings and nulls, or `undefined` when `value` is not one. */
 function stringMap(value: unknown): NullableStringMap | undefined {
   if (typeof value !== 'object' || value === null) return undefined
-  const seen = checkedMaps.get(value)
-  if (seen !== undefined) return seen
   if (Array.isArray(value) || value instanceof Map || Object.getPrototypeOf(value) !== Object.prototype) {
     return undefined
   }
   const obj = value as Record<string, unknown>
+  let id = ''
   for (const k in obj) {
     const v = obj[k]
-    if (v !== null && typeof v !== 'string') return undefined
+    if (typeof v === 'string') id += `${k.length}:${k}=${v.length}:${v};`
+    else if (v === null) id += `${k.length}:${k}!;`
+    else return undefined
   }
-  // The same copy the reader makes: a frozen plain object of the same entries, in their order.
-  const map: NullableStringMap = Object.freeze(Object.fromEntries(Object.entries(obj))) as NullableStringMap
-  checkedMaps.set(value, map)
+  if (id === '') return EMPTY_MAP
+  let map = checkedMaps.get(id)
+  if (map === undefined) {
+    // The same copy the reader makes: a frozen plain object of the same entries, in their order.
+    map = Object.freeze(Object.fromEntries(Object.entries(obj))) as NullableStringMap
+    if (checkedMaps.size >= CHECKED_MAPS_MAX) checkedMaps.clear()
+    checkedMaps.set(id, map)
+  }
   return map
 }
 
-/**
- * A 64-bit field as the reader takes it: a bigint in range, or a safe integer number (what
- * `JSON.parse` gives for a row's JSON text), as a bigint; `NOT_DECODED` for anything else.
- */
 function long(v: unknown): bigint | typeof NOT_DECODED {
   if (typeof v === 'bigint') return BigInt.asIntN(64, v) === v ? v : NOT_DECODED
   return Number.isSafeInteger(v) ? BigInt(v as number) : NOT_DECODED

@@ -162,7 +162,7 @@ async function buildSnapshot(
   }
   const state = replayLog(batches, { tableRoot: engine.storage.localPath?.('') ?? engine.storage.root })
   checkReadSupported(state.protocol)
-  for (const add of state.activeFiles.values()) decodeAddPath(add.path)
+  for (const add of state.activeFiles.values()) if (!isPlainKey(add.path)) decodeAddPath(add.path)
   const timestamp = await snapshotCommitTimestamp(engine, segment, state, signal)
   return new Snapshot({ version: segment.version, state, logSegment: segment, timestamp, location })
 }
@@ -280,6 +280,32 @@ export async function readLastCheckpointHint(
 }
 
 // === Small helpers ===
+
+/**
+ * Whether `path` is a relative key `decodeAddPath` accepts as it is, found in one scan: not
+ * empty, no scheme or leading `/` (absolute), no `%` (encoded), no backslash or NUL, and no
+ * empty, `.` or `..` segment. Every other path goes to `decodeAddPath`, which accepts it or
+ * throws its own error; on a large table nearly every path is plain.
+ */
+function isPlainKey(path: string): boolean {
+  let segmentStart = 0
+  for (let i = 0; i <= path.length; i++) {
+    const c = i === path.length ? 47 : path.charCodeAt(i)
+    if (c === 47) {
+      // '/': the segment before it must hold something other than '.' or '..'.
+      const length = i - segmentStart
+      if (length === 0) return false
+      if (length <= 2 && path.charCodeAt(segmentStart) === 46) {
+        if (length === 1 || path.charCodeAt(segmentStart + 1) === 46) return false
+      }
+      segmentStart = i + 1
+    } else if (c === 37 || c === 58 || c === 92 || c === 0) {
+      // '%', ':', '\\', NUL
+      return false
+    }
+  }
+  return true
+}
 
 function toVersion(v: Version | number): Version {
   if (typeof v === 'bigint') return v
