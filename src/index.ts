@@ -20,6 +20,8 @@ export type {
 } from './engine/index.js'
 export { createDefaultEngine, type DefaultEngineOptions } from './engine-default/default-engine.js'
 export {
+  createDuckDbInstance,
+  type DuckDbInstanceOptions,
   openStream,
   type ResultStream,
   type StreamChunksOptions,

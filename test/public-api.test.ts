@@ -40,6 +40,7 @@ describe('public API', () => {
       'VersionNotFoundError',
       'createAzureStore',
       'createDefaultEngine',
+      'createDuckDbInstance',
       'createFaultyStore',
       'createLocalStore',
       'createMemoryStore',

@@ -1,12 +1,11 @@
 import type { DuckDBConnection } from '@duckdb/node-api'
 import type { ColumnSpec, DataPlane, FileMatches, ScanRequest } from '../engine/data-plane.js'
-import { InvalidArgumentError, StorageError } from '../errors/index.js'
+import { InvalidArgumentError } from '../errors/index.js'
 import type { Expression } from '../expressions/ast.js'
 import { renderDuckDbSql } from '../expressions/render-duckdb.js'
 import type { ObjectStore } from '../storage/object-store.js'
 import { dataPlaneError, streamFailureError } from './duckdb-errors.js'
-import { partitionValueLiteral } from './duckdb-partition-literal.js'
-import { appendIndexedPositions } from './duckdb-row-appender.js'
+import { defineLiveRows } from './duckdb-live-rows.js'
 import {
   type DuckDbRuntime,
   FILE_COL,
@@ -16,7 +15,6 @@ import {
   sqlString,
   streamChunks,
 } from './duckdb-runtime.js'
-import { duckType, isPrimitive } from './duckdb-types.js'
 import { toJsValue } from './duckdb-values.js'
 import { type StagedFile, stageForRead } from './staging.js'
 
@@ -136,57 +134,15 @@ export class DuckDbDataPlane implements DataPlane {
       await con.run(`SET TimeZone = 'UTC'`)
       const paths = staged.map((s) => s.path)
       const allColumns = uniqueColumns([...request.columns, ...(request.predicateColumns ?? [])])
-      const partitionCols = allColumns.filter((c) => c.isPartition)
-      const source =
-        `read_parquet([${paths.map(sqlString).join(', ')}], filename = ${sqlString(FILE_COL)}, ` +
-        `file_row_number = true, union_by_name = true, hive_partitioning = false)`
-      const present = new Set(
-        (await con.runAndReadAll(`DESCRIBE SELECT * FROM ${source}`)).getRowsJS().map((r) => String(r[0])),
-      )
-      if (present.has(FILE_COL) === false)
-        throw new StorageError('DuckDB did not report file names for the scan')
-
-      let from = `FROM (SELECT *, file_row_number AS ${ROW_COL} FROM ${source}) d`
-      if (partitionCols.length > 0) {
-        const rows = request.files.map((f, i) => {
-          const values = partitionCols.map((c) => partitionValueLiteral(f.partitionValues, c))
-          return `(${[sqlString(paths[i] as string), ...values].join(', ')})`
-        })
-        const cols = [FILE_COL, ...partitionCols.map((_, i) => `p${i}`)].map(sqlIdent).join(', ')
-        await con.run(`CREATE TEMP TABLE delta_files AS SELECT * FROM (VALUES ${rows.join(', ')}) t(${cols})`)
-        from += ` JOIN delta_files f ON d.${FILE_COL} = f.${FILE_COL}`
-      }
-      const withDv = request.files
-        .map((f, i) => [f, i] as const)
-        .filter(([f]) => (f.deletedRows?.length ?? 0) > 0)
-      if (withDv.length > 0) {
-        // Positions go in by file number (whole data chunks of integers); DuckDB then joins
-        // the file names in, which is far cheaper than a string per deleted row from here.
-        await con.run(`CREATE TEMP TABLE delta_dv_pos (fidx INTEGER, pos BIGINT)`)
-        const appender = await con.createAppender('delta_dv_pos', 'main', 'temp')
-        appendIndexedPositions(
-          appender,
-          withDv.map(([f, i]) => ({ index: i, positions: f.deletedRows })),
-        )
-        appender.closeSync()
-        const names = withDv.map(([, i]) => `(${i}, ${sqlString(paths[i] as string)})`)
-        await con.run(
-          `CREATE TEMP TABLE delta_dv AS SELECT n.file, p.pos FROM delta_dv_pos p ` +
-            `JOIN (VALUES ${names.join(', ')}) n(fidx, file) ON p.fidx = n.fidx`,
-        )
-        from += ` ANTI JOIN delta_dv ON d.${FILE_COL} = delta_dv.file AND d.${ROW_COL} = delta_dv.pos`
-      }
-
-      const columnSql = (c: ColumnSpec): string => {
-        if (c.isPartition) {
-          const i = partitionCols.findIndex((p) => p.name === c.name)
-          return `f.${sqlIdent(`p${i}`)}`
-        }
-        if (!present.has(c.physicalName)) return `CAST(NULL AS ${duckType(c.type)})`
-        const ref = `d.${sqlIdent(c.physicalName)}`
-        // Older files may hold a narrower type (type widening): read them as the table type.
-        return isPrimitive(c.type) ? `CAST(${ref} AS ${duckType(c.type)})` : ref
-      }
+      const live = await defineLiveRows(con, {
+        files: request.files,
+        paths,
+        columns: allColumns,
+        tables: { files: 'delta_files', deletedRows: 'delta_dv' },
+      })
+      const from = `FROM (${live.sql}) d`
+      const position = new Map(allColumns.map((c, k) => [c.name, k]))
+      const columnSql = (c: ColumnSpec): string => `d.c${position.get(c.name)}`
       const byName = new Map(allColumns.map((c) => [c.name.toLowerCase(), c]))
       const render = (expr: Expression): string =>
         renderDuckDbSql(expr, {

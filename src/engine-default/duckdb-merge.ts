@@ -14,10 +14,10 @@ import { renderDuckDbSql } from '../expressions/render-duckdb.js'
 import type { ObjectStore } from '../storage/object-store.js'
 import { appendAll } from '../util/arrays.js'
 import { dataPlaneError, dataPlaneFailureKind } from './duckdb-errors.js'
-import { partitionValueLiteral } from './duckdb-partition-literal.js'
-import { appendIndexedPositions, ChunkAppender, RowValueConverter } from './duckdb-row-appender.js'
-import { type DuckDbRuntime, FILE_COL, sqlIdent, sqlString } from './duckdb-runtime.js'
-import { duckType, isPrimitive } from './duckdb-types.js'
+import { defineLiveRows, FILE_INDEX_COL } from './duckdb-live-rows.js'
+import { ChunkAppender, RowValueConverter } from './duckdb-row-appender.js'
+import { type DuckDbRuntime, ROW_COL, sqlIdent, sqlString } from './duckdb-runtime.js'
+import { duckType } from './duckdb-types.js'
 import { toJsValue } from './duckdb-values.js'
 import { type StagedFile, stageForRead } from './staging.js'
 
@@ -197,41 +197,16 @@ class MergeJob {
     )
     const files = this.#req.files
     if (files.length === 0) return
-    const partitions = target.map((c, i) => [c, i] as const).filter(([c]) => c.isPartition)
-    const values = files.map((f, i) => {
-      const parts = partitions.map(([c]) => partitionValueLiteral(f.partitionValues, c))
-      return `(${[`CAST(${i} AS INTEGER)`, sqlString(paths[i] as string), ...parts].join(', ')})`
-    })
-    const names = ['__fidx', '__path', ...partitions.map(([, i]) => `p${i}`)].map(sqlIdent).join(', ')
-    await this.#con.run(
-      `CREATE TEMP TABLE m_files AS SELECT * FROM (VALUES ${values.join(', ')}) v(${names})`,
-    )
-
-    await this.#con.run('CREATE TEMP TABLE m_dv (__fidx INTEGER, __pos BIGINT)')
-    const appender = await this.#con.createAppender('m_dv', 'main', 'temp')
-    appendIndexedPositions(
-      appender,
-      files.map((f, i) => ({ index: i, positions: f.deletedRows })),
-    )
-    appender.closeSync()
-
-    const scan =
-      `read_parquet([${paths.map(sqlString).join(', ')}], filename = ${sqlString(FILE_COL)}, ` +
-      'file_row_number = true, union_by_name = true, hive_partitioning = false)'
-    const present = new Set(
-      (await this.#con.runAndReadAll(`DESCRIBE SELECT * FROM ${scan}`)).getRows().map((r) => String(r[0])),
-    )
-    const select = target.map((c, i) => {
-      if (c.isPartition) return `f.${sqlIdent(`p${i}`)}`
-      if (!present.has(c.physicalName)) return `CAST(NULL AS ${duckType(c.type)})`
-      const ref = `d.${sqlIdent(c.physicalName)}`
-      // Older files may hold a narrower type (type widening): read them as the table type.
-      return isPrimitive(c.type) ? `CAST(${ref} AS ${duckType(c.type)})` : ref
+    const live = await defineLiveRows(this.#con, {
+      files,
+      paths,
+      columns: target,
+      tables: { files: 'm_files', deletedRows: 'm_dv' },
+      withFileIndex: true,
     })
     await this.#con.run(
-      `INSERT INTO m_tgt SELECT f.__fidx, d.file_row_number${select.map((s) => `, ${s}`).join('')} ` +
-        `FROM ${scan} d JOIN m_files f ON d.${sqlIdent(FILE_COL)} = f.__path ` +
-        'ANTI JOIN m_dv v ON v.__fidx = f.__fidx AND v.__pos = d.file_row_number',
+      `INSERT INTO m_tgt SELECT ${sqlIdent(FILE_INDEX_COL)}, ${sqlIdent(ROW_COL)}${target.map((_, i) => `, c${i}`).join('')} ` +
+        `FROM (${live.sql})`,
     )
   }
 

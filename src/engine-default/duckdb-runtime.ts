@@ -11,11 +11,8 @@ import { StorageError } from '../errors/index.js'
 import { duckDbString } from '../expressions/render-duckdb.js'
 
 /**
- * One embedded DuckDB database for an engine, created on first use.
- *
- * Extensions are never installed or auto-loaded at run time: only the built-in `parquet` and
- * `json` are used, so nothing is fetched from the network and behaviour does not depend on what
- * a previous run left in `~/.duckdb`.
+ * One embedded DuckDB database for an engine, created on first use by
+ * {@link createDuckDbInstance} (which owns the instance settings).
  */
 export class DuckDbRuntime {
   readonly #threads: number
@@ -29,14 +26,7 @@ export class DuckDbRuntime {
 
   /** A new connection; close it with `closeSync()` when done. */
   async connect(): Promise<DuckDBConnection> {
-    this.#instance ??= DuckDBInstance.create(':memory:', {
-      autoinstall_known_extensions: 'false',
-      autoload_known_extensions: 'false',
-      // A directory that is never created: nothing can be loaded from it, and nothing is left
-      // behind (one created per engine piled up in the temp directory).
-      extension_directory: join(tmpdir(), `delta-rlc-duckdb-ext-${randomUUID()}`),
-      ...(this.#threads > 0 ? { threads: String(this.#threads) } : {}),
-    })
+    this.#instance ??= createDuckDbInstance(this.#threads > 0 ? { threads: this.#threads } : {})
     return (await this.#instance).connect()
   }
 
@@ -57,6 +47,33 @@ export class DuckDbRuntime {
     const inst = await this.#instance
     inst.closeSync()
   }
+}
+
+/** Options of {@link createDuckDbInstance}. */
+export interface DuckDbInstanceOptions {
+  /** DuckDB worker threads; by default DuckDB's own choice (the core count). */
+  readonly threads?: number | undefined
+}
+
+/**
+ * Creates an in-memory DuckDB database with the settings every DuckDB of delta-rlc uses: the
+ * engine's, and those of the `sql` command and of input files. Extensions are never installed or
+ * auto-loaded: only the built-in `parquet` and `json` are used, so nothing is fetched from the
+ * network and behaviour does not depend on what a previous run left in `~/.duckdb`.
+ *
+ * @param options - `threads`, DuckDB's worker threads
+ * @returns the database; close it with `closeSync()` when done
+ */
+export function createDuckDbInstance(options: DuckDbInstanceOptions = {}): Promise<DuckDBInstance> {
+  const threads = options.threads ?? 0
+  return DuckDBInstance.create(':memory:', {
+    autoinstall_known_extensions: 'false',
+    autoload_known_extensions: 'false',
+    // A directory that is never created: nothing can be loaded from it, and nothing is left
+    // behind (one created per instance piled up in the temp directory).
+    extension_directory: join(tmpdir(), `delta-rlc-duckdb-ext-${randomUUID()}`),
+    ...(threads > 0 ? { threads: String(threads) } : {}),
+  })
 }
 
 /**

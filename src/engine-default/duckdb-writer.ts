@@ -19,7 +19,7 @@ import { encodeAddPath, partitionDirectory, serializePartitionValue } from '../p
 import type { DataType } from '../protocol/schema.js'
 import type { ObjectStore } from '../storage/object-store.js'
 import { dataPlaneError, dataPlaneFailureKind } from './duckdb-errors.js'
-import { partitionValueLiteral } from './duckdb-partition-literal.js'
+import { defineLiveRows, FILE_INDEX_COL } from './duckdb-live-rows.js'
 import {
   appendIndexedPositions,
   ChunkAppender,
@@ -28,7 +28,7 @@ import {
   toPartitionInput,
   unknownColumn,
 } from './duckdb-row-appender.js'
-import { type DuckDbRuntime, FILE_COL, sqlIdent, sqlString } from './duckdb-runtime.js'
+import { type DuckDbRuntime, FILE_COL, ROW_COL, sqlIdent, sqlString } from './duckdb-runtime.js'
 import { toJsValue } from './duckdb-values.js'
 import { fileStatsQuery } from './file-stats.js'
 import { scratchEntryName } from './scratch-dir.js'
@@ -310,41 +310,23 @@ class WriteJob {
       this.#staged.push(staged)
       paths.push(staged.path)
     }
-    const partCols = withPartitions ? layout.partitionColumns : []
-    const values = sources.map((f, i) => {
-      const parts = partCols.map((c) => partitionValueLiteral(f.partitionValues, c))
-      return `(${[`CAST(${i} AS INTEGER)`, sqlString(paths[i] as string), ...parts].join(', ')})`
+    const dataCols = layout.dataColumns.map((c) => ({ ...c, isPartition: false, readAs: c.sqlType }))
+    const partCols = withPartitions ? layout.partitionColumns.map((c) => ({ ...c, isPartition: true })) : []
+    const live = await defineLiveRows(this.con, {
+      files: sources,
+      paths,
+      columns: [...dataCols, ...partCols],
+      tables: { files: 'w_src', deletedRows: 'w_dv' },
+      withFileIndex: true,
     })
-    const names = ['__idx', '__path', ...partCols.map((_, j) => `p${j}`)].map(sqlIdent).join(', ')
-    await this.con.run(
-      `CREATE OR REPLACE TEMP TABLE w_src AS SELECT * FROM (VALUES ${values.join(', ')}) t(${names})`,
-    )
-
-    await this.con.run('CREATE OR REPLACE TEMP TABLE w_dv (__idx INTEGER, __pos BIGINT)')
-    const appender = await this.con.createAppender('w_dv', 'main', 'temp')
-    appendIndexedPositions(
-      appender,
-      sources.map((f, i) => ({ index: i, positions: f.deletedRows })),
-    )
-    appender.closeSync()
-
-    const scan =
-      `read_parquet([${paths.map(sqlString).join(', ')}], filename = ${sqlString(FILE_COL)}, ` +
-      'file_row_number = true, union_by_name = true, hive_partitioning = false)'
-    const present = new Set(
-      (await this.con.runAndReadAll(`DESCRIBE SELECT * FROM ${scan}`)).getRows().map((r) => String(r[0])),
-    )
-    const cols = layout.dataColumns.map((c, i) => {
-      const value = present.has(c.physicalName)
-        ? `CAST(d.${sqlIdent(c.physicalName)} AS ${c.sqlType})`
-        : `CAST(NULL AS ${c.sqlType})`
-      return `${value} AS d${i}`
-    })
-    const parts = partCols.map((_, j) => `s.p${j} AS p${j}`)
-    const sql =
-      `SELECT s.__idx AS __idx, d.file_row_number AS __frn, ${[...cols, ...parts].join(', ')} ` +
-      `FROM ${scan} d JOIN w_src s ON d.${sqlIdent(FILE_COL)} = s.__path ` +
-      'ANTI JOIN w_dv v ON v.__idx = s.__idx AND v.__pos = d.file_row_number'
+    const n = dataCols.length
+    const cols = [
+      `${sqlIdent(FILE_INDEX_COL)} AS __idx`,
+      `${sqlIdent(ROW_COL)} AS __frn`,
+      ...dataCols.map((_, i) => `c${i} AS d${i}`),
+      ...partCols.map((_, j) => `c${n + j} AS p${j}`),
+    ]
+    const sql = `SELECT ${cols.join(', ')} FROM (${live.sql})`
     return { sql, paths }
   }
 
@@ -388,9 +370,9 @@ class WriteJob {
   ): Promise<CompactionOutput> {
     const { sql: rel, paths } = await this.sourceRelation(sources, false)
     const physical = await this.#countsBySource(
-      `SELECT s.__idx, count(*) FROM read_parquet([${paths.map(sqlString).join(', ')}], ` +
+      `SELECT s.${sqlIdent(FILE_INDEX_COL)}, count(*) FROM read_parquet([${paths.map(sqlString).join(', ')}], ` +
         `filename = ${sqlString(FILE_COL)}, union_by_name = true, hive_partitioning = false) d ` +
-        `JOIN w_src s ON d.${sqlIdent(FILE_COL)} = s.__path GROUP BY s.__idx`,
+        `JOIN w_src s ON d.${sqlIdent(FILE_COL)} = s.${sqlIdent(FILE_COL)} GROUP BY ALL`,
     )
     const live = await this.#countsBySource(`SELECT __idx, count(*) FROM (${rel}) GROUP BY __idx`)
     const compacted: CompactedSource[] = []

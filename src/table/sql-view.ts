@@ -1,13 +1,6 @@
-import { mkdir, mkdtemp, rm } from 'node:fs/promises'
-import { join } from 'node:path'
 import type { DuckDBConnection } from '@duckdb/node-api'
-import type { ColumnSpec, DataFileRef } from '../engine/data-plane.js'
-import { partitionValueLiteral } from '../engine-default/duckdb-partition-literal.js'
-import { FILE_COL, ROW_COL, sqlIdent, sqlString } from '../engine-default/duckdb-runtime.js'
-import { duckType, isPrimitive } from '../engine-default/duckdb-types.js'
-import { defaultScratchDir, scratchEntryName } from '../engine-default/scratch-dir.js'
-import { type StagedFile, stageForRead } from '../engine-default/staging.js'
-import { InvalidArgumentError, isDeltaError, StorageError } from '../errors/index.js'
+import { createLiveRowsView } from '../engine-default/duckdb-live-rows-view.js'
+import { InvalidArgumentError } from '../errors/index.js'
 import type { Version } from '../protocol/actions.js'
 import { columnSpecs, dataFileRefs } from '../scan/table-scan.js'
 import type { LoadSnapshotOptions } from '../snapshot/load-snapshot.js'
@@ -40,9 +33,15 @@ export interface SnapshotView {
  *
  * The view reads the snapshot's Parquet files with `file_row_number` and removes the rows named
  * by each file's deletion vector with an anti-join, so the positions are the physical positions
- * the protocol defines. Partition values come from the log, and columns carry their logical
- * names even under column mapping. Files on remote stores are copied to a private local folder
- * first; {@link SnapshotView.release} deletes the copies.
+ * the protocol defines: the same live-rows relation as the engine's scans. Partition values come
+ * from the log, and columns carry their logical names even under column mapping. Files on remote
+ * stores are copied to a private local folder first; {@link SnapshotView.release} deletes the
+ * copies.
+ *
+ * Column names are quoted in the view, so any name works, but DuckDB parses the query before it
+ * looks at the view: a name its parser reads as a keyword (`at`, `order`, `select`; see
+ * `SELECT * FROM duckdb_keywords()`) or a name with spaces or punctuation must be written in
+ * double quotes (`SELECT max("at") FROM t`) or qualified by the view (`t.at`).
  *
  * ### Examples
  * ```ts
@@ -85,126 +84,13 @@ export async function createSnapshotView(
     timestamp: options.timestamp,
     signal: options.signal,
   })
-  const columns = columnSpecs(snap, undefined)
-  const files = snap.activeFiles()
-  const refs = await dataFileRefs(table.engine, files, options.signal)
-  const dvTable = `${name}__deleted_rows`
-  const filesTable = `${name}__files`
-  // Inside the scratch directory, named after this process, so that what a killed process left
-  // here is swept like every other scratch entry.
-  const scratchRoot = defaultScratchDir()
-  await mkdir(scratchRoot, { recursive: true })
-  const scratch = await mkdtemp(join(scratchRoot, scratchEntryName('sql-')))
-  const staged: StagedFile[] = []
-  const release = async (): Promise<void> => {
-    for (const sql of [
-      `DROP VIEW IF EXISTS ${sqlIdent(name)}`,
-      `DROP TABLE IF EXISTS ${sqlIdent(dvTable)}`,
-      `DROP TABLE IF EXISTS ${sqlIdent(filesTable)}`,
-    ]) {
-      try {
-        await connection.run(sql)
-      } catch {
-        // The connection may already be closed; the temporary objects went with it.
-      }
-    }
-    await Promise.all(staged.map((s) => s.release()))
-    await rm(scratch, { recursive: true, force: true })
-  }
-  try {
-    await connection.run(`SET TimeZone = 'UTC'`)
-    for (const ref of refs) {
-      staged.push(await stageForRead(table.engine.storage, ref.key, scratch, options.signal))
-    }
-    let deletedRows = 0
-    for (const ref of refs) deletedRows += ref.deletedRows?.length ?? 0
-    const sql =
-      refs.length === 0
-        ? emptyViewSql(name, columns)
-        : await fileViewSql(connection, {
-            name,
-            columns,
-            refs,
-            paths: staged.map((s) => s.path),
-            dvTable,
-            filesTable,
-          })
-    await connection.run(sql)
-    return Object.freeze({ name, version: snap.version, files: refs.length, deletedRows, release })
-  } catch (err) {
-    await release()
-    if (isDeltaError(err)) throw err
-    throw new StorageError(
-      `Could not define the DuckDB view '${name}': ${err instanceof Error ? err.message : String(err)}`,
-      {
-        cause: err,
-      },
-    )
-  }
-}
-
-function emptyViewSql(name: string, columns: readonly ColumnSpec[]): string {
-  const select = columns.map((c) => `CAST(NULL AS ${duckType(c.type)}) AS ${sqlIdent(c.name)}`).join(', ')
-  return `CREATE OR REPLACE TEMP VIEW ${sqlIdent(name)} AS SELECT ${select || '1 AS "_"'} WHERE false`
-}
-
-async function fileViewSql(
-  con: DuckDBConnection,
-  plan: {
-    name: string
-    columns: readonly ColumnSpec[]
-    refs: readonly DataFileRef[]
-    paths: readonly string[]
-    dvTable: string
-    filesTable: string
-  },
-): Promise<string> {
-  const { columns, refs, paths } = plan
-  const source =
-    `read_parquet([${paths.map(sqlString).join(', ')}], filename = ${sqlString(FILE_COL)}, ` +
-    `file_row_number = true, union_by_name = true, hive_partitioning = false)`
-  const present = new Set(
-    (await con.runAndReadAll(`DESCRIBE SELECT * FROM ${source}`)).getRowsJS().map((r) => String(r[0])),
-  )
-  let from = `FROM (SELECT *, file_row_number AS ${ROW_COL} FROM ${source}) d`
-
-  const partitionCols = columns.filter((c) => c.isPartition)
-  if (partitionCols.length > 0) {
-    const cols = [FILE_COL, ...partitionCols.map((_, i) => `p${i}`)].map(sqlIdent).join(', ')
-    const rows = refs.map((ref, i) => {
-      const values = partitionCols.map((c) => partitionValueLiteral(ref.partitionValues, c))
-      return `(${[sqlString(paths[i] as string), ...values].join(', ')})`
-    })
-    await con.run(
-      `CREATE OR REPLACE TEMP TABLE ${sqlIdent(plan.filesTable)} AS SELECT * FROM (VALUES ${rows.join(', ')}) v(${cols})`,
-    )
-    from += ` JOIN ${sqlIdent(plan.filesTable)} f ON d.${FILE_COL} = f.${FILE_COL}`
-  }
-
-  await con.run(`CREATE OR REPLACE TEMP TABLE ${sqlIdent(plan.dvTable)} (file VARCHAR, pos BIGINT)`)
-  const withDv = refs.some((r) => (r.deletedRows?.length ?? 0) > 0)
-  if (withDv) {
-    const appender = await con.createAppender(plan.dvTable, 'main', 'temp')
-    refs.forEach((ref, i) => {
-      const rows = ref.deletedRows
-      if (!rows) return
-      for (let k = 0; k < rows.length; k++) {
-        appender.appendVarchar(paths[i] as string)
-        appender.appendBigInt(BigInt(rows[k] as number))
-        appender.endRow()
-      }
-    })
-    appender.closeSync()
-    from += ` ANTI JOIN ${sqlIdent(plan.dvTable)} x ON d.${FILE_COL} = x.file AND d.${ROW_COL} = x.pos`
-  }
-
-  const select = columns.map((c) => {
-    let expr: string
-    if (c.isPartition) expr = `f.${sqlIdent(`p${partitionCols.findIndex((p) => p.name === c.name)}`)}`
-    else if (!present.has(c.physicalName)) expr = `CAST(NULL AS ${duckType(c.type)})`
-    else if (isPrimitive(c.type)) expr = `CAST(d.${sqlIdent(c.physicalName)} AS ${duckType(c.type)})`
-    else expr = `d.${sqlIdent(c.physicalName)}`
-    return `${expr} AS ${sqlIdent(c.name)}`
+  const refs = await dataFileRefs(table.engine, snap.activeFiles(), options.signal)
+  const view = await createLiveRowsView(connection, {
+    name,
+    columns: columnSpecs(snap, undefined),
+    files: refs,
+    storage: table.engine.storage,
+    signal: options.signal,
   })
-  return `CREATE OR REPLACE TEMP VIEW ${sqlIdent(plan.name)} AS SELECT ${select.join(', ')} ${from}`
+  return Object.freeze({ ...view, version: snap.version })
 }

@@ -1,5 +1,11 @@
-import { DuckDBBlobValue, DuckDBInstance, type DuckDBValue } from '@duckdb/node-api'
-import { createSnapshotView, InvalidArgumentError, openStream, type ResultStream } from '../../index.js'
+import { DuckDBBlobValue, type DuckDBValue } from '@duckdb/node-api'
+import {
+  createDuckDbInstance,
+  createSnapshotView,
+  InvalidArgumentError,
+  openStream,
+  type ResultStream,
+} from '../../index.js'
 import {
   type Command,
   integerOption,
@@ -35,10 +41,7 @@ export const sqlCommand: Command = {
     const limitOpt = integerOption(values, 'limit', 'sql')
     const limit = limitOpt ?? (format === 'table' && !ctx.json ? TABLE_DEFAULT_LIMIT : undefined)
     const table = await ctx.openTable(loc, {})
-    const instance = await DuckDBInstance.create(':memory:', {
-      autoinstall_known_extensions: 'false',
-      autoload_known_extensions: 'false',
-    })
+    const instance = await createDuckDbInstance()
     const con = await instance.connect()
     try {
       const view = await createSnapshotView(con, table, {
