@@ -18,13 +18,15 @@ import {
   MaxCommitRetriesError,
   StorageError,
 } from '../errors/index.js'
+import { dvUniqueId } from '../log/replay.js'
 import { serializeCommit } from '../protocol/action-json.js'
-import type { Action, CommitInfo, Version } from '../protocol/actions.js'
+import type { Action, CommitInfo, DeletionVectorDescriptor, Version } from '../protocol/actions.js'
 import { commitKey } from '../protocol/log-files.js'
 import { decodeAddPath } from '../protocol/partition-values.js'
 import { loadDeletionVector } from '../scan/load-deletion-vector.js'
 import { parseLogBytes, readCommit, readCommitsFrom } from '../snapshot/log-reader.js'
 import { appendAll } from '../util/arrays.js'
+import { mapLimit } from '../util/map-limit.js'
 import { backoffDelay, type CommitRetryPolicy } from './commit-options.js'
 import { type InCommitTimestampPlan, nextInCommitTimestamp, stampActions } from './in-commit-timestamps.js'
 
@@ -127,6 +129,7 @@ async function commitLoop(req: CommitLoopRequest, uncertainty: CommitUncertainty
   let storageFailures = 0
   const ictPlan = req.inCommitTimestamps
   let ictFloor = ictPlan?.previous ?? 0n
+  const dvCache: DvCache = new Map()
   // What each attempt wrote, by version: an ambiguous put found landed later returns its own.
   const written = new Map<Version, readonly Action[]>()
   for (;;) {
@@ -206,7 +209,7 @@ async function commitLoop(req: CommitLoopRequest, uncertainty: CommitUncertainty
         tableRoot: engine.storage.localPath?.('') ?? engine.storage.root,
       })
       const plan = planConflictFetches(txn, winner, flags)
-      const fetched = await fetchFacts(engine, req.columns, plan, signal)
+      const fetched = await fetchFacts(engine, req.columns, plan, dvCache, signal)
       const result = checkConflicts(txn, winner, flags, fetched)
       if (result.kind === 'conflict') throw result.error
       txn = result.txn
@@ -257,48 +260,82 @@ async function commitTime(
 
 // === Facts for the conflict checker ===
 
+/** How many facts (deletion vectors, row queries) are loaded at once. */
+const FETCH_CONCURRENCY = 8
+
+/** Deletion vectors loaded during one commit, by unique id: a descriptor names fixed bytes. */
+type DvCache = Map<string, Promise<RoaringBitmapArray>>
+
+function loadDv(
+  engine: Engine,
+  cache: DvCache,
+  descriptor: DeletionVectorDescriptor,
+  signal: AbortSignal | undefined,
+): Promise<RoaringBitmapArray> {
+  const id = dvUniqueId(descriptor)
+  let loading = cache.get(id)
+  if (loading === undefined) {
+    loading = loadDeletionVector(engine, descriptor, signal)
+    // A failed load is not kept: the next winner that needs it tries again.
+    loading.catch(() => cache.delete(id))
+    cache.set(id, loading)
+  }
+  return loading
+}
+
 /**
- * Loads what the checker asked for. A fact that cannot be loaded is left out, which makes the
- * reconciliation that needed it refuse: the file-level answer stands.
+ * Loads what the checker asked for, several facts at once. A fact that cannot be loaded is left
+ * out, which makes the reconciliation that needed it refuse: the file-level answer stands.
  */
 async function fetchFacts(
   engine: Engine,
   columns: readonly ColumnSpec[],
   plan: FetchPlan,
+  cache: DvCache,
   signal?: AbortSignal,
 ): Promise<FetchedFacts> {
   const deletionVectors = new Map<string, RoaringBitmapArray>()
   const rowMatches = new Map<string, boolean>()
-  for (const req of plan.deletionVectors) {
+  const dvs = await mapLimit(plan.deletionVectors, FETCH_CONCURRENCY, async (req) => {
     try {
-      deletionVectors.set(req.key, await loadDeletionVector(engine, req.descriptor, signal))
+      return await loadDv(engine, cache, req.descriptor, signal)
     } catch (err) {
       if (!isDeltaError(err)) throw err
+      return undefined
     }
-  }
-  for (const q of plan.rowQueries) {
+  })
+  plan.deletionVectors.forEach((req, i) => {
+    const dv = dvs[i]
+    if (dv !== undefined) deletionVectors.set(req.key, dv)
+  })
+  const matches = await mapLimit(plan.rowQueries, FETCH_CONCURRENCY, async (q) => {
     try {
       const decoded = decodeAddPath(q.file.path)
-      if (decoded.kind !== 'relative') continue
+      if (decoded.kind !== 'relative') return undefined
       const live = q.file.deletionVector
-        ? await loadDeletionVector(engine, q.file.deletionVector, signal)
+        ? await loadDv(engine, cache, q.file.deletionVector, signal)
         : undefined
-      const [matches] = await engine.data.matchPositions({
+      const [found] = await engine.data.matchPositions({
         files: [{ key: decoded.key, deletedRows: live?.toArray(), partitionValues: q.file.partitionValues }],
         predicate: q.predicate,
         predicateColumns: columns,
         signal,
       })
-      let any = (matches?.positions.length ?? 0) > 0
+      let any = (found?.positions.length ?? 0) > 0
       if (any && q.onlyRowsDeletedBy) {
-        const removed = await loadDeletionVector(engine, q.onlyRowsDeletedBy, signal)
-        any = (matches?.positions ?? []).some((p) => removed.has(p))
+        const removed = await loadDv(engine, cache, q.onlyRowsDeletedBy, signal)
+        any = (found?.positions ?? []).some((p) => removed.has(p))
       }
-      rowMatches.set(q.key, any)
+      return any
     } catch (err) {
       if (!isDeltaError(err)) throw err
+      return undefined
     }
-  }
+  })
+  plan.rowQueries.forEach((q, i) => {
+    const any = matches[i]
+    if (any !== undefined) rowMatches.set(q.key, any)
+  })
   return { deletionVectors, rowMatches }
 }
 
