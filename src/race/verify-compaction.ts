@@ -6,15 +6,17 @@
  * (Cases 4a and 4b) delete the wrong rows, so it is checked directly, not only through its
  * consequences.
  */
-import { parseOptimizeSourceComposition } from '../conflict/composition-tags.js'
+import { parseOptimizeSourceComposition, type SourceComposition } from '../conflict/composition-tags.js'
+import type { Engine } from '../engine/engine.js'
 import { FileNotFoundError } from '../errors/index.js'
 import type { AddFile, RemoveFile } from '../protocol/actions.js'
 import { commitKey } from '../protocol/log-files.js'
-import { decodeAddPath } from '../protocol/partition-values.js'
 import { loadDeletionVector } from '../scan/load-deletion-vector.js'
 import { columnSpecs } from '../scan/table-scan.js'
 import { readCommit } from '../snapshot/log-reader.js'
 import type { DeltaTable } from '../table/delta-table.js'
+import { mapLimit } from '../util/map-limit.js'
+import { type IdFile, PhysicalIds } from './physical-ids.js'
 
 /** The first mismatch between a tag and its output, if any. */
 export interface CompactionMismatch {
@@ -33,7 +35,8 @@ export interface CompactionCheck {
 
 /**
  * Checks the tagged tombstones of the OPTIMIZE commits among `versions`. Each file is read once,
- * in physical order; the output of one OPTIMIZE, usually a source of the next, is kept for it.
+ * in physical order, and the files of several commits in one request; the output of one
+ * OPTIMIZE, usually a source of the next, is kept for it.
  *
  * @param table - the race table
  * @param versions - commit versions whose operation is OPTIMIZE
@@ -45,67 +48,98 @@ export async function checkCompactionOffsets(
 ): Promise<CompactionCheck> {
   const engine = table.engine
   const snap = await table.snapshot()
-  const idColumn = columnSpecs(snap, ['id'])
-  const cache = new Map<string, readonly string[]>()
-  const physicalIds = async (path: string, partitionValues: AddFile['partitionValues']) => {
-    const hit = cache.get(path)
-    if (hit !== undefined) return hit
-    const ids: string[] = []
-    const files = [{ key: keyOf(path), partitionValues }]
-    for await (const batch of engine.data.scan({ files, columns: idColumn, physicalOrder: true })) {
-      for (const row of batch) ids.push(String(row.id))
-    }
-    if (cache.size >= CACHED_FILES) cache.delete(cache.keys().next().value as string)
-    cache.set(path, ids)
-    return ids
-  }
+  const ids = new PhysicalIds(engine, columnSpecs(snap, ['id']), CACHED_FILES)
   let sources = 0
-  for (const version of versions) {
-    const actions = await readCommit(engine, BigInt(version))
-    if (actions === undefined) throw new FileNotFoundError(commitKey(BigInt(version)))
-    const outputs = new Map<string, AddFile>()
-    const removes: RemoveFile[] = []
-    for (const a of actions) {
-      if ('add' in a) outputs.set(a.add.path, a.add)
-      else if ('remove' in a) removes.push(a.remove)
-    }
-    for (const r of removes) {
-      const comp = parseOptimizeSourceComposition(r, new Set(outputs.keys()))
-      if (comp === undefined) continue
-      sources++
-      const mismatch = (message: string): CompactionCheck => ({
-        sources,
-        mismatch: { version, source: r.path, output: comp.outputPath, message },
-      })
-      // The rows the compaction skipped: the tombstone's DV, or after a forward remap re-pointed
-      // the tombstone, the read-time DV its tag names.
-      const skipped = comp.readDeletionVector
-        ? await loadDeletionVector(engine, comp.readDeletionVector)
-        : undefined
-      const live = (await physicalIds(r.path, r.partitionValues ?? {})).filter((_, i) => !skipped?.has(i))
-      skipped?.dispose()
-      if (live.length !== comp.liveCount) {
-        return mismatch(
-          `OPTIMIZE at version ${version}: source ${r.path} had ${live.length} live rows, its tag says ${comp.liveCount}`,
-        )
+  for (let start = 0; start < versions.length; start += COMMITS_PER_BATCH) {
+    // A commit that cannot be read fails the check when its turn comes, as if read in turn.
+    const batch = await mapLimit(versions.slice(start, start + COMMITS_PER_BATCH), COMMITS_PER_BATCH, (v) =>
+      readCompaction(engine, v).then(
+        (compaction) => ({ compaction }),
+        (error: unknown) => ({ error }),
+      ),
+    )
+    const files: IdFile[] = []
+    for (const read of batch) {
+      if (!('compaction' in read)) break
+      const c = read.compaction
+      for (const { remove, comp } of c.tagged) {
+        files.push({ path: remove.path, partitionValues: remove.partitionValues ?? {} })
+        files.push({
+          path: comp.outputPath,
+          partitionValues: c.outputs.get(comp.outputPath)?.partitionValues ?? {},
+        })
       }
-      const output = await physicalIds(comp.outputPath, outputs.get(comp.outputPath)?.partitionValues ?? {})
-      const at = live.findIndex((id, k) => output[comp.outputStart + k] !== id)
-      if (at >= 0) {
-        const row = comp.outputStart + at
-        return mismatch(
-          `OPTIMIZE at version ${version}: live row ${at} of source ${r.path} (id ${live[at]}) should sit at row ${row} of ${comp.outputPath}, which holds ${output[row] === undefined ? 'no row' : `id ${output[row]}`}`,
-        )
+    }
+    await ids.prefetch(files)
+    for (const read of batch) {
+      if (!('compaction' in read)) throw read.error
+      const { version, outputs, tagged } = read.compaction
+      for (const { remove: r, comp } of tagged) {
+        sources++
+        const mismatch = (message: string): CompactionCheck => ({
+          sources,
+          mismatch: { version, source: r.path, output: comp.outputPath, message },
+        })
+        // The rows the compaction skipped: the tombstone's DV, or after a forward remap re-pointed
+        // the tombstone, the read-time DV its tag names.
+        const skipped = comp.readDeletionVector
+          ? await loadDeletionVector(engine, comp.readDeletionVector)
+          : undefined
+        const physical = await ids.get({ path: r.path, partitionValues: r.partitionValues ?? {} })
+        const live = physical.filter((_, i) => !skipped?.has(i))
+        skipped?.dispose()
+        if (live.length !== comp.liveCount) {
+          return mismatch(
+            `OPTIMIZE at version ${version}: source ${r.path} had ${live.length} live rows, its tag says ${comp.liveCount}`,
+          )
+        }
+        const output = await ids.get({
+          path: comp.outputPath,
+          partitionValues: outputs.get(comp.outputPath)?.partitionValues ?? {},
+        })
+        const at = live.findIndex((id, k) => output[comp.outputStart + k] !== id)
+        if (at >= 0) {
+          const row = comp.outputStart + at
+          return mismatch(
+            `OPTIMIZE at version ${version}: live row ${at} of source ${r.path} (id ${live[at]}) should sit at row ${row} of ${comp.outputPath}, which holds ${output[row] === undefined ? 'no row' : `id ${output[row]}`}`,
+          )
+        }
       }
     }
   }
   return { sources }
 }
 
-/** Files whose ids stay in memory between OPTIMIZE commits. */
+/** An OPTIMIZE commit: its outputs and its tagged tombstones, in log order. */
+interface Compaction {
+  readonly version: number
+  readonly outputs: ReadonlyMap<string, AddFile>
+  readonly tagged: ReadonlyArray<{ readonly remove: RemoveFile; readonly comp: SourceComposition }>
+}
+
+async function readCompaction(engine: Engine, version: number): Promise<Compaction> {
+  const actions = await readCommit(engine, BigInt(version))
+  if (actions === undefined) throw new FileNotFoundError(commitKey(BigInt(version)))
+  const outputs = new Map<string, AddFile>()
+  const removes: RemoveFile[] = []
+  for (const a of actions) {
+    if ('add' in a) outputs.set(a.add.path, a.add)
+    else if ('remove' in a) removes.push(a.remove)
+  }
+  const paths = new Set(outputs.keys())
+  const tagged: Array<{ remove: RemoveFile; comp: SourceComposition }> = []
+  for (const remove of removes) {
+    const comp = parseOptimizeSourceComposition(remove, paths)
+    if (comp !== undefined) tagged.push({ remove, comp })
+  }
+  return { version, outputs, tagged }
+}
+
+/** Files whose ids stay in memory between batches. */
 const CACHED_FILES = 16
 
-function keyOf(path: string): string {
-  const d = decodeAddPath(path)
-  return d.kind === 'relative' ? d.key : path
-}
+/**
+ * OPTIMIZE commits whose files are read in one request: each has one output of about the whole
+ * table's rows, which bounds the ids held at once.
+ */
+const COMMITS_PER_BATCH = 8
