@@ -17,6 +17,7 @@ import {
   isDeltaError,
   VersionNotFoundError,
 } from '../errors/index.js'
+import type { Action } from '../protocol/actions.js'
 import { commitKey, LOG_DIR, parseLogFileName } from '../protocol/log-files.js'
 import { TableScan } from '../scan/table-scan.js'
 import { advanceSnapshot } from '../snapshot/advance-snapshot.js'
@@ -24,6 +25,7 @@ import { loadSnapshot } from '../snapshot/load-snapshot.js'
 import { listLogFrom, readCommit } from '../snapshot/log-reader.js'
 import type { Snapshot } from '../snapshot/snapshot.js'
 import { DeltaTable } from '../table/delta-table.js'
+import { mapLimit } from '../util/map-limit.js'
 import { type AttemptEvent, type RaceEvent, type RunEvent, readEvents } from './events.js'
 import { RaceModel } from './model.js'
 import type { RaceConfig } from './options.js'
@@ -314,12 +316,22 @@ async function verifyOpen(
   // An operation whose every try ended in a definite abort must not be in the log.
   const landedUnacknowledged = checkAbortedNotLanded(events, bySeq, out)
 
-  // Replay, checking counts at every version and content at sampled ones.
+  // Replay, checking counts at every version and content at sampled ones. The compaction check
+  // reads other files and shares nothing with it: the two run together, each using the time the
+  // other waits on the data plane.
   const every = options.fullCheckEvery ?? Math.max(1, Math.ceil(commits.length / 20))
   log(`verifying ${commits.length} versions (content every ${every})`)
-  const first = await replay(table, config, header.initialVersion, commits, opAt, (v, i) => {
-    return i % every === every - 1 || v === latest
-  })
+  const optimizeVersions = commits.filter((c) => c.operation === 'OPTIMIZE').map((c) => c.version)
+  const [replayed, compacted] = await Promise.allSettled([
+    replay(table, config, header.initialVersion, commits, opAt, (v, i) => {
+      return i % every === every - 1 || v === latest
+    }),
+    checkCompactionOffsets(table, optimizeVersions),
+  ])
+  // Both settled, so that nothing still reads the table when it is closed; a failure of the
+  // replay (then of its narrowing below) comes first, as when the checks ran one after the other.
+  if (replayed.status === 'rejected') throw replayed.reason
+  const first = replayed.value
   let divergence = first.divergence
   let contentChecks = first.contentChecks
   if (divergence !== undefined && divergence.check === 'content-matches-serial-replay') {
@@ -360,8 +372,8 @@ async function verifyOpen(
       : (divergence?.message ?? first.contentMismatch),
   )
 
-  const optimizeVersions = commits.filter((c) => c.operation === 'OPTIMIZE').map((c) => c.version)
-  const compaction = await checkCompactionOffsets(table, optimizeVersions)
+  if (compacted.status === 'rejected') throw compacted.reason
+  const compaction = compacted.value
   if (compaction.mismatch !== undefined) {
     out.diverge({
       check: 'compaction-offsets-exact',
@@ -415,9 +427,19 @@ async function readLog(table: DeltaTable, runId: string, initialVersion: number)
     if (name?.type === 'commit' && Number(name.version) > initialVersion) versions.push(Number(name.version))
   }
   versions.sort((a, b) => a - b)
+  // Read several at once; a failure is thrown for the first version that has one, as if read
+  // one after the other.
+  const read = await mapLimit(versions, LOG_READ_CONCURRENCY, (v) =>
+    readCommit(table.engine, BigInt(v)).then(
+      (actions) => ({ actions }),
+      (error: unknown) => ({ error }),
+    ),
+  )
   const out: LoggedCommit[] = []
-  for (const v of versions) {
-    const actions = await readCommit(table.engine, BigInt(v))
+  for (const [i, v] of versions.entries()) {
+    const r = read[i] as { actions: Action[] | undefined } | { error: unknown }
+    if (!('actions' in r)) throw r.error
+    const actions = r.actions
     if (actions === undefined) throw new FileNotFoundError(commitKey(BigInt(v)))
     let info: Omit<LoggedCommit, 'dataChange'> | undefined
     let dataChange = false
@@ -455,6 +477,9 @@ async function readLog(table: DeltaTable, runId: string, initialVersion: number)
   }
   return out
 }
+
+/** Commit files read at once. */
+const LOG_READ_CONCURRENCY = 16
 
 // === Replay ===
 
@@ -572,17 +597,31 @@ async function contentDiff(
   model: RaceModel,
 ): Promise<ContentDiff | undefined> {
   const version = Number(snapshot.version)
-  const rows = await new TableScan(table.engine, snapshot, { columns: ['id', 'val', 'tag'] }).toArray()
-  const seen = new Map<number, RaceRow>()
+  // Each row is compared with the model as it streams in; the smallest key that differs (a row
+  // the model lacks, or holds otherwise) is kept, and rows the table lacks are looked for only
+  // when fewer keys matched than the model holds.
+  const seen = new Set<number>()
   let duplicates = 0
   let firstDuplicate: number | undefined
-  for (const raw of rows) {
-    const row: RaceRow = { id: Number(raw.id), val: Number(raw.val), tag: String(raw.tag) }
-    if (seen.has(row.id)) {
-      duplicates++
-      firstDuplicate ??= row.id
+  let present = 0
+  let firstBad: { key: number; expected: RaceRow | undefined; actual: RaceRow | undefined } | undefined
+  for await (const batch of new TableScan(table.engine, snapshot, { columns: ['id', 'val', 'tag'] })) {
+    for (const raw of batch) {
+      const id = Number(raw.id)
+      if (seen.has(id)) {
+        duplicates++
+        firstDuplicate ??= id
+        continue
+      }
+      seen.add(id)
+      const val = Number(raw.val)
+      const tag = String(raw.tag)
+      const e = model.get(id)
+      if (e !== undefined) present++
+      if (e !== undefined && e.val === val && e.tag === tag) continue
+      if (firstBad === undefined || id < firstBad.key)
+        firstBad = { key: id, expected: e, actual: { id, val, tag } }
     }
-    seen.set(row.id, row)
   }
   if (firstDuplicate !== undefined) {
     return {
@@ -593,18 +632,13 @@ async function contentDiff(
       duplicates,
     }
   }
-  const expected = model.rows()
-  let firstBad: { key: number; expected: RaceRow | undefined; actual: RaceRow | undefined } | undefined
-  for (const e of expected) {
-    const a = seen.get(e.id)
-    if (a === undefined || a.val !== e.val || a.tag !== e.tag) {
-      firstBad = { key: e.id, expected: e, actual: a }
-      break
-    }
-  }
-  for (const a of seen.values()) {
-    if (model.get(a.id) === undefined && (firstBad === undefined || a.id < firstBad.key)) {
-      firstBad = { key: a.id, expected: undefined, actual: a }
+  if (present < model.size) {
+    for (const e of model.rows()) {
+      if (firstBad !== undefined && e.id >= firstBad.key) break
+      if (!seen.has(e.id)) {
+        firstBad = { key: e.id, expected: e, actual: undefined }
+        break
+      }
     }
   }
   if (firstBad === undefined) return undefined
