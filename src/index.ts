@@ -11,12 +11,31 @@ export type {
   ActionRow,
   CheckpointWriteOptions,
   ColumnSpec,
+  CompactedSource,
+  CompactionOutput,
+  CompactRequest,
   DataFileRef,
   DataPlane,
+  DataWriter,
   Engine,
+  EngineCallOptions,
   FileMatches,
+  MergeDeleteClause,
+  MergeExecutor,
+  MergeInsertClause,
+  MergeMultipleMatch,
+  MergeRequest,
+  MergeResult,
+  MergeSourceColumn,
+  MergeTargetClause,
+  MergeUpdateClause,
   ParquetHandler,
+  RewriteRequest,
   ScanRequest,
+  WriteCallOptions,
+  WriteRowsRequest,
+  WriteTarget,
+  WrittenFile,
 } from './engine/index.js'
 export { createDefaultEngine, type DefaultEngineOptions } from './engine-default/default-engine.js'
 export {
@@ -55,7 +74,13 @@ export type {
   SetTransaction,
   Version,
 } from './protocol/actions.js'
-export { parseDdlSchema, type StructField, type StructType } from './protocol/schema.js'
+export {
+  type ColumnMappingMode,
+  type DataType,
+  parseDdlSchema,
+  type StructField,
+  type StructType,
+} from './protocol/schema.js'
 export { type Row, type ScanOptions, TableScan } from './scan/table-scan.js'
 export type { LoadSnapshotOptions } from './snapshot/load-snapshot.js'
 export { Snapshot } from './snapshot/snapshot.js'

@@ -17,3 +17,14 @@ export type {
   EngineCallOptions,
   ParquetHandler,
 } from './engine.js'
+export type {
+  MergeDeleteClause,
+  MergeExecutor,
+  MergeInsertClause,
+  MergeMultipleMatch,
+  MergeRequest,
+  MergeResult,
+  MergeSourceColumn,
+  MergeTargetClause,
+  MergeUpdateClause,
+} from './merge-plan.js'

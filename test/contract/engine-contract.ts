@@ -1,0 +1,401 @@
+/**
+ * The Engine contract: what the Delta logic relies on from any {@link Engine}, as one set of
+ * tests. `engineContract` registers them for an engine factory; an embedder's engine is checked
+ * by calling it with its own factory. Everything used here comes from the package root, so a
+ * custom engine needs nothing else.
+ *
+ * The cases follow the interfaces' TSDoc: the writer's files and exact statistics, the data
+ * plane's live rows (deletion vectors applied, partition values from the log, physical order),
+ * predicate matches, compaction order, the MERGE join, the Parquet handler's action rows, and the
+ * typed errors each call documents. Each test runs on a fresh in-memory store, which an engine
+ * must read through its `storage` like any remote store.
+ */
+import assert from 'node:assert/strict'
+import { describe, it } from 'node:test'
+import {
+  type ColumnSpec,
+  createMemoryStore,
+  type DataFileRef,
+  type DataWriter,
+  type Engine,
+  FileNotFoundError,
+  InvalidArgumentError,
+  InvalidTableError,
+  type MergeExecutor,
+  type MergeRequest,
+  type ObjectStore,
+  parseExpression,
+  parsePredicate,
+  type StructType,
+  type WriteTarget,
+  type WrittenFile,
+} from '../../src/index.js'
+
+/** Creates the engine under test over a store; the suite closes it. */
+export type EngineFactory = (storage: ObjectStore) => Engine | Promise<Engine>
+
+const SCHEMA: StructType = {
+  type: 'struct',
+  fields: [
+    { name: 'id', type: 'long', nullable: false, metadata: {} },
+    { name: 'part', type: 'string', nullable: true, metadata: {} },
+    { name: 'amount', type: 'decimal(10,2)', nullable: true, metadata: {} },
+    { name: 'day', type: 'date', nullable: true, metadata: {} },
+  ],
+}
+const TARGET: WriteTarget = { schema: SCHEMA, partitionColumns: ['part'], columnMappingMode: 'none' }
+const UNPARTITIONED: WriteTarget = { schema: SCHEMA, partitionColumns: [], columnMappingMode: 'none' }
+
+const COLUMNS: readonly ColumnSpec[] = SCHEMA.fields.map((f) => ({
+  name: f.name,
+  type: f.type,
+  physicalName: f.name,
+  isPartition: f.name === 'part',
+}))
+const UNPARTITIONED_COLUMNS = COLUMNS.map((c) => ({ ...c, isPartition: false }))
+
+function rowsOf(ids: readonly number[], part: string | null = 'a'): Record<string, unknown>[] {
+  return ids.map((i) => ({ id: BigInt(i), part, amount: `${i}.50`, day: '2024-02-29' }))
+}
+
+const ref = (f: WrittenFile, deletedRows?: number[]): DataFileRef => ({
+  key: f.key,
+  partitionValues: f.partitionValues,
+  ...(deletedRows === undefined ? {} : { deletedRows }),
+})
+
+async function ids(engine: Engine, files: readonly DataFileRef[], columns = COLUMNS): Promise<number[]> {
+  const out: number[] = []
+  for await (const batch of engine.data.scan({ files, columns, physicalOrder: true })) {
+    for (const r of batch) out.push(Number(r.id as bigint))
+  }
+  return out
+}
+
+/** Writes rows that land in one file, and returns it. */
+async function writeOne(
+  writer: DataWriter,
+  rows: readonly Record<string, unknown>[],
+  target: WriteTarget = TARGET,
+): Promise<WrittenFile> {
+  const files = await writer.writeRows({ rows, target })
+  assert.equal(files.length, 1)
+  return files[0] as WrittenFile
+}
+
+async function keysOf(store: ObjectStore): Promise<string[]> {
+  const keys: string[] = []
+  for await (const m of store.listRecursive('')) keys.push(m.key)
+  return keys.sort()
+}
+
+/**
+ * Registers the Engine contract for `factory`.
+ *
+ * @param name - the engine's name in test titles
+ * @param factory - creates the engine under test over a store
+ */
+export function engineContract(name: string, factory: EngineFactory): void {
+  const withEngine =
+    (fn: (engine: Engine, store: ObjectStore) => Promise<void>) => async (): Promise<void> => {
+      const store = createMemoryStore()
+      const engine = await factory(store)
+      try {
+        await fn(engine, store)
+      } finally {
+        await engine.close()
+      }
+    }
+
+  describe(`Engine contract: ${name}`, () => {
+    describe('writer', () => {
+      it(
+        'writes rows into one file per partition with exact statistics, and they read back unchanged',
+        withEngine(async (engine, store) => {
+          const rows = [...rowsOf([1, 2, 3], 'a'), ...rowsOf([4], null)]
+          const files = await engine.writer.writeRows({ rows, target: TARGET })
+          assert.equal(files.length, 2)
+          const a = files.find((f) => f.partitionValues.part === 'a') as WrittenFile
+          const nul = files.find((f) => f.partitionValues.part === null) as WrittenFile
+          assert.ok(a.key.startsWith('part=a/') && nul.key.startsWith('part=__HIVE_DEFAULT_PARTITION__/'))
+          assert.equal(a.numRecords, 3)
+          const stats = JSON.parse(a.stats)
+          assert.equal(stats.numRecords, 3)
+          assert.equal(stats.minValues.id, 1)
+          assert.equal(stats.maxValues.id, 3)
+          assert.equal(stats.nullCount.amount, 0)
+          assert.deepEqual(await keysOf(store), files.map((f) => f.key).sort())
+          assert.equal((await store.head(a.key)).size, a.size)
+          const back: Record<string, unknown>[] = []
+          for await (const b of engine.data.scan({
+            files: [ref(a), ref(nul)],
+            columns: COLUMNS,
+            physicalOrder: true,
+          }))
+            back.push(...b)
+          assert.deepEqual(back, rows)
+        }),
+      )
+
+      it(
+        'refuses a row with an unknown column with InvalidArgumentError and stores nothing',
+        withEngine(async (engine, store) => {
+          await assert.rejects(
+            engine.writer.writeRows({ rows: [...rowsOf([1]), { id: 2n, nope: 1 }], target: TARGET }),
+            InvalidArgumentError,
+          )
+          assert.deepEqual(await keysOf(store), [])
+        }),
+      )
+
+      it(
+        'rewrites the live rows a predicate selects with new values, leaving the rows a DV deletes',
+        withEngine(async (engine) => {
+          const src = await writeOne(engine.writer, rowsOf([0, 1, 2, 3, 4, 5]))
+          const out = await engine.writer.rewrite({
+            sources: [ref(src, [1])],
+            where: parsePredicate('id < 4'),
+            set: { id: parseExpression('id + 100'), part: parseExpression("'b'") },
+            target: TARGET,
+          })
+          assert.equal(out.length, 1)
+          assert.equal(out[0]?.partitionValues.part, 'b')
+          assert.deepEqual(
+            await ids(
+              engine,
+              out.map((f) => ref(f)),
+            ),
+            [100, 102, 103],
+          )
+        }),
+      )
+
+      it(
+        'rewrites only the given positions, or every live row but them',
+        withEngine(async (engine) => {
+          const src = await writeOne(engine.writer, rowsOf([0, 1, 2, 3]), UNPARTITIONED)
+          const positions = new Map([[src.key, [0, 2]]])
+          const include = await engine.writer.rewrite({
+            sources: [ref(src)],
+            positions,
+            target: UNPARTITIONED,
+          })
+          const exclude = await engine.writer.rewrite({
+            sources: [ref(src, [3])],
+            positions,
+            positionsMode: 'exclude',
+            target: UNPARTITIONED,
+          })
+          assert.deepEqual(
+            await ids(
+              engine,
+              include.map((f) => ref(f)),
+              UNPARTITIONED_COLUMNS,
+            ),
+            [0, 2],
+          )
+          assert.deepEqual(
+            await ids(
+              engine,
+              exclude.map((f) => ref(f)),
+              UNPARTITIONED_COLUMNS,
+            ),
+            [1],
+          )
+        }),
+      )
+
+      it(
+        'compacts each bin into one file, sources in bin order and rows in physical order, DVs applied',
+        withEngine(async (engine) => {
+          const write = (from: number) => writeOne(engine.writer, rowsOf([from, from + 1, from + 2]))
+          const [f0, f1, f2] = [await write(0), await write(10), await write(20)]
+          const [out, empty] = await engine.writer.compact({
+            bins: [[ref(f1, [0]), ref(f0)], [ref(f2, [0, 1, 2])]],
+            target: TARGET,
+          })
+          assert.ok(out?.file)
+          assert.deepEqual(
+            out.sources.map((s) => [s.key, s.rowOffsetInTarget, s.rowCount, s.physicalRowCount]),
+            [
+              [f1.key, 0, 2, 3],
+              [f0.key, 2, 3, 3],
+            ],
+          )
+          assert.deepEqual(await ids(engine, [ref(out.file)]), [11, 12, 0, 1, 2])
+          assert.equal(empty?.file, null)
+          assert.deepEqual(
+            empty?.sources.map((s) => s.rowCount),
+            [0],
+          )
+        }),
+      )
+    })
+
+    describe('data plane', () => {
+      it(
+        'scans live rows only, in file then physical order, with partition values from the log',
+        withEngine(async (engine) => {
+          const a = await writeOne(engine.writer, rowsOf([0, 1, 2, 3]))
+          const b = await writeOne(engine.writer, rowsOf([10, 11]))
+          // The log's value wins over anything the file or its directory says.
+          const files = [ref(b), { ...ref(a, [0, 2]), partitionValues: { part: 'from-log' } }]
+          const rows: Record<string, unknown>[] = []
+          for await (const batch of engine.data.scan({
+            files,
+            columns: COLUMNS,
+            physicalOrder: true,
+            batchSize: 1,
+          }))
+            rows.push(...batch)
+          assert.deepEqual(
+            rows.map((r) => [Number(r.id as bigint), r.part]),
+            [
+              [10, 'a'],
+              [11, 'a'],
+              [1, 'from-log'],
+              [3, 'from-log'],
+            ],
+          )
+          assert.equal(await engine.data.count({ files, columns: COLUMNS }), 4)
+        }),
+      )
+
+      it(
+        'counts and matches positions of the live rows a predicate is TRUE for (NULL is no match)',
+        withEngine(async (engine) => {
+          const rows = rowsOf([0, 1, 2, 3, 4]).map((r, i) => ({ ...r, amount: i === 3 ? null : r.amount }))
+          const f = await writeOne(engine.writer, rows)
+          const files = [ref(f, [1])]
+          const predicate = parsePredicate('amount > 0.6')
+          assert.equal(await engine.data.count({ files, columns: COLUMNS, predicate }), 2)
+          assert.deepEqual(
+            await engine.data.matchPositions({ files, predicate, predicateColumns: COLUMNS }),
+            [{ key: f.key, positions: [2, 4], liveRows: 4 }],
+          )
+        }),
+      )
+
+      it(
+        'fails with FileNotFoundError for a file the store does not have',
+        withEngine(async (engine) => {
+          const files = [{ key: 'part=a/missing.parquet', partitionValues: { part: 'a' } }]
+          await assert.rejects(engine.data.count({ files, columns: COLUMNS }), FileNotFoundError)
+        }),
+      )
+    })
+
+    describe('merge', () => {
+      it(
+        'updates matched rows, inserts unmatched source rows and deletes rows no source row matches',
+        withEngine(async (engine) => {
+          // An engine without MERGE (the member is optional) has nothing to check here.
+          if (engine.merge === undefined) return
+          const merge: MergeExecutor = engine.merge
+          const f = await writeOne(engine.writer, rowsOf([1, 2, 3]))
+          const request: MergeRequest = {
+            files: [ref(f, [2])],
+            targetColumns: COLUMNS,
+            sourceColumns: [{ name: 'id', type: 'long' }],
+            sourceRows: [{ id: 1n }, { id: 7n }],
+            on: parsePredicate('target.id = source.id'),
+            whenMatched: [{ kind: 'update', set: { amount: parseExpression('9.99') } }],
+            whenNotMatched: [{ values: { id: parseExpression('source.id'), part: parseExpression("'z'") } }],
+            whenNotMatchedBySource: [{ kind: 'delete' }],
+            allowMultipleMatches: false,
+          }
+          const result = await merge.execute(request)
+          assert.deepEqual(result.files, [{ key: f.key, positions: [0, 1], liveRows: 2 }])
+          assert.deepEqual(
+            result.rows.map((r) => [Number(r.id as bigint), r.part, r.amount]),
+            [
+              [1, 'a', '9.99'],
+              [7, 'z', null],
+            ],
+          )
+          assert.equal(result.numSourceRows, 2)
+          assert.equal(result.numTargetRowsMatchedUpdated, 1)
+          assert.equal(result.numTargetRowsNotMatchedBySourceDeleted, 1)
+          assert.equal(result.numTargetRowsInserted, 1)
+          assert.equal(result.multipleMatch, undefined)
+        }),
+      )
+
+      it(
+        'reports a target row two source rows would update, and changes nothing',
+        withEngine(async (engine) => {
+          // An engine without MERGE (the member is optional) has nothing to check here.
+          if (engine.merge === undefined) return
+          const f = await writeOne(engine.writer, rowsOf([1, 2]))
+          const result = await engine.merge.execute({
+            files: [ref(f)],
+            targetColumns: COLUMNS,
+            sourceColumns: [{ name: 'id', type: 'long' }],
+            sourceRows: [{ id: 2n }, { id: 2n }],
+            on: parsePredicate('target.id = source.id'),
+            whenMatched: [{ kind: 'update', set: { amount: parseExpression('1') } }],
+            whenNotMatched: [],
+            whenNotMatchedBySource: [],
+            allowMultipleMatches: false,
+          })
+          assert.deepEqual(result.multipleMatch, { key: f.key, position: 1, sourceRows: [0, 1] })
+          assert.deepEqual([result.files, result.rows], [[], []])
+        }),
+      )
+    })
+
+    describe('parquet handler', () => {
+      it(
+        'writes action rows and reads them back in order, 64-bit integers exact, batched or whole',
+        withEngine(async (engine) => {
+          const lines = [
+            '{"protocol":{"minReaderVersion":1,"minWriterVersion":2}}',
+            '{"add":{"path":"a.parquet","partitionValues":{"p":"x"},"size":9007199254740993,"modificationTime":1,"dataChange":true}}',
+          ]
+          const size = await engine.parquet.writeActionRows(
+            '_delta_log/00000000000000000001.checkpoint.parquet',
+            lines,
+          )
+          assert.ok(size > 0)
+          const read = await engine.parquet.readActionRows([
+            '_delta_log/00000000000000000001.checkpoint.parquet',
+          ])
+          assert.equal(read.length, 2)
+          assert.deepEqual(JSON.parse(read[0] as string).protocol.minWriterVersion, 2)
+          assert.match(read[1] as string, /"size":9007199254740993[,}]/)
+          assert.deepEqual(JSON.parse(read[1] as string).add.partitionValues, { p: 'x' })
+          if (engine.parquet.readActionRowBatches) {
+            let rows = 0
+            await engine.parquet.readActionRowBatches(
+              ['_delta_log/00000000000000000001.checkpoint.parquet'],
+              (batch) => {
+                rows += batch.length
+              },
+            )
+            assert.equal(rows, 2)
+          }
+        }),
+      )
+
+      it(
+        'fails with FileNotFoundError for a missing file and invalid-checkpoint for one that is not Parquet',
+        withEngine(async (engine, store) => {
+          await assert.rejects(engine.parquet.readActionRows(['_delta_log/none.parquet']), FileNotFoundError)
+          await store.put('_delta_log/junk.parquet', new TextEncoder().encode('not parquet'))
+          await assert.rejects(
+            engine.parquet.readActionRows(['_delta_log/junk.parquet']),
+            (err: unknown) => err instanceof InvalidTableError && err.reason === 'invalid-checkpoint',
+          )
+        }),
+      )
+    })
+
+    it(
+      'close is idempotent',
+      withEngine(async (engine) => {
+        await engine.close()
+        await engine.close()
+      }),
+    )
+  })
+}
