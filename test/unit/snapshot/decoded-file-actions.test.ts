@@ -6,8 +6,11 @@
  */
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { parseCheckpointRow } from '../../../src/protocol/action-json.js'
+import { parseCheckpointRow, serializeAction } from '../../../src/protocol/action-json.js'
+import type { Action } from '../../../src/protocol/actions.js'
+import type { DeferredCheckpointRow } from '../../../src/snapshot/checkpoint-parsed-rows.js'
 import { decodedFileAction, NOT_DECODED } from '../../../src/snapshot/decoded-file-actions.js'
+import { parseRowsInto } from '../../../src/snapshot/read-checkpoint.js'
 
 const ctx = { path: '_delta_log/00000000000000000010.checkpoint.parquet', version: 10n }
 
@@ -115,6 +118,44 @@ describe('decoded checkpoint file actions', () => {
     assert.equal(a.add.partitionValues, b.add.partitionValues)
     assert.notEqual(a.add.partitionValues, values, 'a frozen copy, not the engine object')
     assert.ok(Object.isFrozen(a.add.partitionValues))
+  })
+
+  it('read from JSON text keep every 64-bit integer exact, beyond 2^53 too', () => {
+    const big = 2n ** 53n + 1n
+    const actions: Action[] = [
+      { add: { path: 'a.parquet', partitionValues: {}, size: big, modificationTime: 1n, dataChange: true } },
+      {
+        add: {
+          path: 'b.parquet',
+          partitionValues: { p: null },
+          size: 5n,
+          modificationTime: 2n ** 62n,
+          dataChange: false,
+          deletionVector: {
+            storageType: 'u',
+            pathOrInlineDv: 'ab',
+            offset: 1,
+            sizeInBytes: 3,
+            cardinality: big,
+          },
+          baseRowId: -(2n ** 63n),
+        },
+      },
+      {
+        remove: {
+          path: 'c.parquet',
+          deletionTimestamp: 1_700_000_000_000n,
+          dataChange: true,
+          size: 2n ** 63n - 1n,
+        },
+      },
+      { remove: { path: 'd.parquet', dataChange: false, size: 12n } },
+    ]
+    const out: Action[] = []
+    const deferred: DeferredCheckpointRow[] = []
+    parseRowsInto(out, actions.map(serializeAction), ctx, deferred)
+    assert.deepStrictEqual(out, actions)
+    assert.equal(deferred.length, 0)
   })
 
   it('leave every other row to the reader, which accepts or refuses it with its own message', () => {
