@@ -135,7 +135,10 @@ export function planTypedAdds(addType: DuckDBType, before: readonly string[]): T
   }
   conditions.push(`strpos(${field(add, 'path')}, chr(1)) = 0`)
   const stats = types.has('stats') ? `coalesce(chr(1) || ${field(add, 'stats')}, '')` : `''`
-  columns.push(`${field(add, 'path')} || chr(1) || to_json(${field(add, 'partitionValues')}) || ${stats}`)
+  // Most tables are unpartitioned: an empty map's JSON is written as is rather than computed.
+  const values = field(add, 'partitionValues')
+  const valuesJson = `CASE WHEN cardinality(${values}) = 0 THEN '{}' ELSE to_json(${values}) END`
+  columns.push(`${field(add, 'path')} || chr(1) || ${valuesJson} || ${stats}`)
   for (const name of ['size', 'modificationTime', 'dataChange']) columns.push(field(add, name))
   for (const [name, type] of OPTIONAL) {
     if (name === 'stats') continue
