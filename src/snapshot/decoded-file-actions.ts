@@ -58,6 +58,10 @@ function stringMap(value: unknown): NullableStringMap | undefined {
   return map
 }
 
+/**
+ * A 64-bit field as the reader takes it: a bigint in range, or a safe integer number (what
+ * `JSON.parse` gives for a row's JSON text), as a bigint; `NOT_DECODED` for anything else.
+ */
 function long(v: unknown): bigint | typeof NOT_DECODED {
   if (typeof v === 'bigint') return BigInt.asIntN(64, v) === v ? v : NOT_DECODED
   return Number.isSafeInteger(v) ? BigInt(v as number) : NOT_DECODED
