@@ -1,7 +1,7 @@
 import { type DeltaTable, InternalError } from '../index.js'
 import type { CommandContext } from './command.js'
 import type { CommitResult } from './commit-output.js'
-import { type InputFormat, inputFormatOf, openInputFiles } from './input-file.js'
+import { type ExtraColumns, type InputFormat, inputFormatOf, openInputFiles } from './input-file.js'
 import { InterruptedError } from './interrupt.js'
 
 /** Rows per `append` batch when the user gives no `--batch-rows`. */
@@ -28,7 +28,7 @@ export interface AppendOutcome {
  * @param ctx - the command context (for the progress bar and the interrupt signal)
  * @param table - the open table
  * @param paths - the input files, all of one format
- * @param options - `--format`, rows per batch, target file size
+ * @param options - `--format`, rows per batch, target file size, the input columns read
  * @returns the commit result and counts
  * @throws {InvalidArgumentError} when the input does not fit the table schema; nothing is committed
  * @throws {InterruptedError} when a stop signal arrived before the commit; nothing is committed
@@ -41,6 +41,10 @@ export async function appendInputFiles(
     format?: string | undefined
     batchRows?: number | undefined
     targetFileSize?: number | undefined
+    /** `--columns`: read only these input columns. */
+    columns?: readonly string[] | undefined
+    /** What happens to input columns the table lacks (default `'error'`). */
+    extraColumns?: ExtraColumns | undefined
   },
 ): Promise<AppendOutcome> {
   const format = inputFormatOf(paths[0] as string, options.format)
@@ -50,7 +54,7 @@ export async function appendInputFiles(
   const staging = new AbortController()
   const stopStaging = () => staging.abort(interrupt?.reason)
   interrupt?.addEventListener('abort', stopStaging, { once: true })
-  const input = await openInputFiles(paths, format)
+  const input = await openInputFiles(paths, format, { columns: options.columns })
   try {
     const showProgress = ctx.io.stderr.isTTY === true && !ctx.json
     const total = showProgress ? await input.countRows() : undefined
@@ -62,7 +66,8 @@ export async function appendInputFiles(
     let stagedRows = 0
     try {
       const batchRows = Math.max(1, options.batchRows ?? DEFAULT_BATCH_ROWS)
-      for await (const batch of input.readRows(txn.snapshot.schema, batchRows, 'error', staging.signal)) {
+      const extra = options.extraColumns ?? 'error'
+      for await (const batch of input.readRows(txn.snapshot.schema, batchRows, extra, staging.signal)) {
         staging.signal.throwIfAborted()
         const metrics = await txn.append(
           batch,

@@ -80,6 +80,15 @@ export const GLOBAL_OPTIONS: Readonly<Record<string, OptionSpec>> = Object.freez
   help: { type: 'boolean', short: 'h', help: 'show this help' },
 })
 
+/** The options choosing which input columns `append` and `create --from` read. */
+export const INPUT_COLUMNS_OPTIONS: Readonly<Record<string, OptionSpec>> = Object.freeze({
+  columns: { type: 'string', value: 'COLS', help: 'read only these input columns, comma-separated' },
+  'ignore-extra-columns': {
+    type: 'boolean',
+    help: 'leave out input columns the table does not have (default: refuse them)',
+  },
+})
+
 /** The `--conflicts` option of commands that commit. */
 export const CONFLICTS_OPTION: Readonly<Record<string, OptionSpec>> = Object.freeze({
   conflicts: {

@@ -5,7 +5,6 @@ import {
   DuckDBBlobValue,
   type DuckDBConnection,
   type DuckDBDecimalType,
-  DuckDBInstance,
   type DuckDBListType,
   type DuckDBMapType,
   type DuckDBStructType,
@@ -15,6 +14,7 @@ import {
 } from '@duckdb/node-api'
 import { isInteger, isSafeNumber, parse } from 'lossless-json'
 import {
+  createDuckDbInstance,
   FileNotFoundError,
   InvalidArgumentError,
   isDeltaError,
@@ -33,6 +33,12 @@ export type InputFormat = 'json' | 'csv' | 'parquet'
 
 /** A Delta data type, as the schema objects hold it. */
 type DataType = StructField['type']
+
+/**
+ * What happens to input columns the table does not have: `'error'` refuses them, `'infer'` keeps
+ * them with their inferred type (a MERGE source), `'ignore'` leaves them out.
+ */
+export type ExtraColumns = 'error' | 'infer' | 'ignore'
 
 /** An input column: its name in the file and the type DuckDB reads it as. */
 export interface InputColumn {
@@ -54,8 +60,7 @@ export interface InputFiles {
    * @param schema - the type each column is read as; input columns outside it are an error
    *   unless `extraColumns` says otherwise
    * @param batchRows - rows per batch
-   * @param extraColumns - `'infer'` keeps input columns outside the schema with their inferred
-   *   type (a MERGE source); `'error'` refuses them
+   * @param extraColumns - what happens to input columns outside the schema (default `'error'`)
    * @param signal - stops the reading between chunks
    * @throws {InvalidArgumentError} naming the file, line or row, and column of the first value
    *   that does not convert, or when fewer rows were read than the input holds: a short read is
@@ -64,7 +69,7 @@ export interface InputFiles {
   readRows(
     schema: StructType,
     batchRows: number,
-    extraColumns?: 'error' | 'infer',
+    extraColumns?: ExtraColumns,
     signal?: AbortSignal,
   ): AsyncGenerator<Record<string, unknown>[]>
   /**
@@ -76,7 +81,7 @@ export interface InputFiles {
    * @returns the number of rows
    * @throws {InvalidArgumentError} naming the file, line or row, and column of a bad value
    */
-  checkRows(schema: StructType, extraColumns?: 'error' | 'infer'): Promise<number>
+  checkRows(schema: StructType, extraColumns?: ExtraColumns): Promise<number>
   close(): void
 }
 
@@ -117,7 +122,11 @@ export function inputFormatOf(path: string, explicit: string | undefined): Input
  * @throws {FileNotFoundError} when a file does not exist
  * @throws {InvalidArgumentError} when DuckDB cannot read the files
  */
-export async function openInputFiles(paths: readonly string[], format: InputFormat): Promise<InputFiles> {
+export async function openInputFiles(
+  paths: readonly string[],
+  format: InputFormat,
+  options: InputOptions = {},
+): Promise<InputFiles> {
   const absolute = paths.map((p) => resolve(p))
   for (const p of absolute) {
     try {
@@ -126,10 +135,7 @@ export async function openInputFiles(paths: readonly string[], format: InputForm
       throw new FileNotFoundError(p, { cause: err, hint: 'Check the input file path.' })
     }
   }
-  const instance = await DuckDBInstance.create(':memory:', {
-    autoinstall_known_extensions: 'false',
-    autoload_known_extensions: 'false',
-  })
+  const instance = await createDuckDbInstance()
   const con = await instance.connect()
   const close = () => {
     con.closeSync()
@@ -162,6 +168,7 @@ export async function openInputFiles(paths: readonly string[], format: InputForm
         },
       )
     }
+    if (options.columns !== undefined) columns = chosenColumns(columns, options.columns, paths)
     let counted: number | undefined
     const countRows = async (): Promise<number> => {
       try {
@@ -183,8 +190,9 @@ export async function openInputFiles(paths: readonly string[], format: InputForm
       readRows: (schema, batchRows, extra = 'error', signal) =>
         readBatches(input, schema, batchRows, extra, signal),
       checkRows: async (schema, extra = 'error') => {
-        const selected = selectColumns(input, schema, extra)
-        return checkedCount(input, selected, selectSql(input, selected))
+        const read = columnsRead(input, schema, extra)
+        const selected = selectColumns(read, schema, extra)
+        return checkedCount(read, selected, selectSql(read, selected))
       },
       close,
     }
@@ -194,19 +202,65 @@ export async function openInputFiles(paths: readonly string[], format: InputForm
   }
 }
 
+/** How input files are read. */
+export interface InputOptions {
+  /** Read only these input columns (matched case-insensitively); the others are left out. */
+  readonly columns?: readonly string[] | undefined
+}
+
+/** The input columns `--columns` names, in file order. */
+function chosenColumns(
+  columns: readonly InputColumn[],
+  chosen: readonly string[],
+  paths: readonly string[],
+): InputColumn[] {
+  const wanted = new Set(chosen.map((c) => c.toLowerCase()))
+  for (const name of chosen) {
+    if (!columns.some((c) => c.name.toLowerCase() === name.toLowerCase())) {
+      throw new InvalidArgumentError(
+        `--columns names '${name}', which is not a column of ${paths.join(', ')}`,
+        {
+          argument: 'columns',
+          hint: `The input has: ${columns.map((c) => c.name).join(', ')}.`,
+        },
+      )
+    }
+  }
+  return columns.filter((c) => wanted.has(c.name.toLowerCase()))
+}
+
+/**
+ * The input as read for `schema`: with `'ignore'`, without the columns the table lacks, so that
+ * every reader below (and the search for a bad value) sees the same columns as the query.
+ */
+function columnsRead(input: InputSource, schema: StructType, extra: ExtraColumns): InputSource {
+  if (extra !== 'ignore') return input
+  const names = new Set(schema.fields.map((f) => f.name.toLowerCase()))
+  return { ...input, columns: input.columns.filter((c) => names.has(c.name.toLowerCase())) }
+}
+
+/** The Delta type of a timestamp without a time zone: UTC `timestamp`, or `timestamp_ntz`. */
+export type NaiveTimestampType = 'timestamp' | 'timestamp_ntz'
+
 /**
  * The Delta schema of input columns, from the types DuckDB inferred. Every column is nullable.
  *
  * @param columns - the input columns
+ * @param naiveTimestamps - the type of timestamps without a zone (default `timestamp_ntz`); CSV
+ *   and JSON text carry no zone, and `timestamp` reads it as UTC without the `timestampNtz`
+ *   table feature (which needs protocol 3/7)
  * @returns the schema
  * @throws {UnsupportedError} for a type Delta cannot hold
  */
-export function inferSchema(columns: readonly InputColumn[]): StructType {
+export function inferSchema(
+  columns: readonly InputColumn[],
+  naiveTimestamps: NaiveTimestampType = 'timestamp_ntz',
+): StructType {
   return {
     type: 'struct',
     fields: columns.map((c) => ({
       name: c.name,
-      type: deltaTypeOf(c.duckType, c.name),
+      type: deltaTypeOf(c.duckType, c.name, naiveTimestamps),
       nullable: true,
       metadata: {},
     })),
@@ -218,10 +272,15 @@ export function inferSchema(columns: readonly InputColumn[]): StructType {
  *
  * @param t - the DuckDB type
  * @param column - the column, for messages
+ * @param naiveTimestamps - the type of a timestamp without a zone (default `timestamp_ntz`)
  * @returns the Delta type
  * @throws {UnsupportedError} for a type Delta cannot hold (such as UNION)
  */
-export function deltaTypeOf(t: DuckDBType, column: string): DataType {
+export function deltaTypeOf(
+  t: DuckDBType,
+  column: string,
+  naiveTimestamps: NaiveTimestampType = 'timestamp_ntz',
+): DataType {
   switch (t.typeId) {
     case DuckDBTypeId.BOOLEAN:
       return 'boolean'
@@ -259,7 +318,7 @@ export function deltaTypeOf(t: DuckDBType, column: string): DataType {
     case DuckDBTypeId.TIMESTAMP_S:
     case DuckDBTypeId.TIMESTAMP_MS:
     case DuckDBTypeId.TIMESTAMP_NS:
-      return 'timestamp_ntz'
+      return naiveTimestamps
     case DuckDBTypeId.VARCHAR:
     case DuckDBTypeId.UUID:
     case DuckDBTypeId.ENUM:
@@ -271,7 +330,11 @@ export function deltaTypeOf(t: DuckDBType, column: string): DataType {
     case DuckDBTypeId.LIST:
     case DuckDBTypeId.ARRAY: {
       const inner = (t as DuckDBListType | DuckDBArrayType).valueType
-      return { type: 'array', elementType: deltaTypeOf(inner, `${column}[]`), containsNull: true }
+      return {
+        type: 'array',
+        elementType: deltaTypeOf(inner, `${column}[]`, naiveTimestamps),
+        containsNull: true,
+      }
     }
     case DuckDBTypeId.STRUCT: {
       const s = t as DuckDBStructType
@@ -279,7 +342,7 @@ export function deltaTypeOf(t: DuckDBType, column: string): DataType {
         type: 'struct',
         fields: s.entryNames.map((name, i) => ({
           name,
-          type: deltaTypeOf(s.entryTypes[i] as DuckDBType, `${column}.${name}`),
+          type: deltaTypeOf(s.entryTypes[i] as DuckDBType, `${column}.${name}`, naiveTimestamps),
           nullable: true,
           metadata: {},
         })),
@@ -289,8 +352,8 @@ export function deltaTypeOf(t: DuckDBType, column: string): DataType {
       const m = t as DuckDBMapType
       return {
         type: 'map',
-        keyType: deltaTypeOf(m.keyType, `${column}.key`),
-        valueType: deltaTypeOf(m.valueType, `${column}.value`),
+        keyType: deltaTypeOf(m.keyType, `${column}.key`, naiveTimestamps),
+        valueType: deltaTypeOf(m.valueType, `${column}.value`, naiveTimestamps),
         valueContainsNull: true,
       }
     }
@@ -329,7 +392,7 @@ interface SelectedColumn {
 }
 
 /** The input columns read for `schema`, with the SQL converting each to its column type. */
-function selectColumns(input: InputSource, schema: StructType, extra: 'error' | 'infer'): SelectedColumn[] {
+function selectColumns(input: InputSource, schema: StructType, extra: ExtraColumns): SelectedColumn[] {
   const byName = new Map(schema.fields.map((f) => [f.name.toLowerCase(), f]))
   const selected: SelectedColumn[] = []
   for (const c of input.columns) {
@@ -337,7 +400,7 @@ function selectColumns(input: InputSource, schema: StructType, extra: 'error' | 
     if (field === undefined && extra === 'error') {
       throw new InvalidArgumentError(`Input column '${c.name}' is not a column of the table`, {
         argument: 'input',
-        hint: `The table has: ${schema.fields.map((f) => f.name).join(', ')}. Drop or rename the column in the input.`,
+        hint: `The table has: ${schema.fields.map((f) => f.name).join(', ')}. Drop or rename the column in the input, read only some columns with --columns a,b, or leave out the ones the table lacks with --ignore-extra-columns.`,
       })
     }
     const type = field?.type ?? deltaTypeOf(c.duckType, c.name)
@@ -379,12 +442,13 @@ async function checkedCount(
 }
 
 async function* readBatches(
-  input: InputSource,
+  opened: InputSource,
   schema: StructType,
   batchRows: number,
-  extra: 'error' | 'infer',
+  extra: ExtraColumns,
   signal: AbortSignal | undefined,
 ): AsyncGenerator<Record<string, unknown>[]> {
+  const input = columnsRead(opened, schema, extra)
   const selected = selectColumns(input, schema, extra)
   const sql = selectSql(input, selected)
   const expected = await checkedCount(input, selected, sql, signal)

@@ -33,6 +33,7 @@ process.on('SIGTERM', onStopSignal)
 process.exitCode = await runCli(process.argv.slice(2), {
   stdout: process.stdout,
   stderr: process.stderr,
+  stdin: process.stdin,
   env: process.env,
   interrupt: interrupt.signal,
 })

@@ -5,6 +5,8 @@ export interface CliIo {
   readonly stdout: NodeJS.WritableStream & { isTTY?: boolean; columns?: number }
   readonly stderr: NodeJS.WritableStream & { isTTY?: boolean; columns?: number }
   readonly env: Readonly<Record<string, string | undefined>>
+  /** Standard input, read when an input file is given as `-`. */
+  readonly stdin?: NodeJS.ReadableStream | undefined
   /**
    * Aborted, with an `InterruptedError` as its reason, when the process gets SIGINT or SIGTERM.
    * A command that can stop cleanly (undo what it staged) listens to it; while nothing listens,

@@ -429,11 +429,11 @@ describe('delta-rlc errors and exit codes', () => {
     assert.match(loud.stderr, /^caused by: .*Error: /m)
   })
 
-  it('rejects an unknown --conflicts flag with the list of valid keys', async () => {
+  it('rejects an unknown --conflicts flag as a usage error (exit 1) with the list of valid keys', async () => {
     const r = await cli(['delete', join(work, 'verbose'), '--where', 'id = 1', '--conflicts', 'rowLevel'])
-    assert.equal(r.code, 3)
-    assert.match(r.stderr, /Unknown conflicts option 'rowLevel'/)
-    assert.match(r.stderr, /hint: Valid keys .*rowLevelConcurrency\.enabled/)
+    assert.equal(r.code, 1)
+    assert.match(r.stderr, /Unknown --conflicts flag 'rowLevel'/)
+    assert.match(r.stderr, /hint: Use all, none, or a comma list of flag keys .*rowLevelConcurrency\.enabled/)
   })
 })
 

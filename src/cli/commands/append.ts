@@ -1,16 +1,27 @@
 import { appendInputFiles, DEFAULT_BATCH_ROWS } from '../append-input.js'
-import { CONFLICTS_OPTION, type Command, integerOption, sizeOption, stringOption } from '../command.js'
+import {
+  CONFLICTS_OPTION,
+  type Command,
+  INPUT_COLUMNS_OPTIONS,
+  integerOption,
+  listOption,
+  sizeOption,
+  stringOption,
+} from '../command.js'
 import { printCommit } from '../commit-output.js'
+import { prepareInput } from '../input-paths.js'
 
 /** `delta-rlc append`: rows from JSON lines, CSV or Parquet files, as one commit. */
 export const appendCommand: Command = {
   name: 'append',
   summary: 'Append the rows of JSON-lines, CSV or Parquet files as one commit.',
-  usage: '<table> <file>... [--format json|csv|parquet] [options]',
+  usage: '<table> <file>...|- [--format json|csv|parquet] [options]',
   details: [
     'Files are read with DuckDB and converted to the table schema; columns are matched by name',
-    '(missing columns are null). Large inputs are written in batches inside one transaction, so',
-    'either every row lands or none does.',
+    '(missing columns are null; an input column the table lacks is refused unless --columns or',
+    '--ignore-extra-columns leaves it out). Large inputs are written in batches inside one',
+    'transaction, so either every row lands or none does. A file given as - is standard input',
+    '(--format is then required), e.g. cat rows.csv | delta-rlc append ./t - --format csv.',
   ].join('\n'),
   options: {
     format: {
@@ -20,21 +31,29 @@ export const appendCommand: Command = {
     },
     'batch-rows': { type: 'string', value: 'N', help: `rows per batch (default ${DEFAULT_BATCH_ROWS})` },
     'target-file-size': { type: 'string', value: 'SIZE', help: 'bytes per new data file, e.g. 128MB' },
+    ...INPUT_COLUMNS_OPTIONS,
     ...CONFLICTS_OPTION,
   },
   positionals: { min: 2, max: Number.POSITIVE_INFINITY, names: '<table> <file>...' },
   async run(ctx, values, [location, ...files]) {
     const loc = location as string
+    // Every option is read (and a malformed one refused) before the table or the input is touched.
+    const format = stringOption(values, 'format')
+    const options = {
+      columns: listOption(values, 'columns'),
+      extraColumns: values['ignore-extra-columns'] === true ? ('ignore' as const) : ('error' as const),
+      batchRows: integerOption(values, 'batch-rows', 'append'),
+      targetFileSize: sizeOption(values, 'target-file-size', 'append'),
+    }
     const table = await ctx.openTable(loc, values)
+    let input: Awaited<ReturnType<typeof prepareInput>> | undefined
     try {
-      const outcome = await appendInputFiles(ctx, table, files, {
-        format: stringOption(values, 'format'),
-        batchRows: integerOption(values, 'batch-rows', 'append'),
-        targetFileSize: sizeOption(values, 'target-file-size', 'append'),
-      })
+      input = await prepareInput(ctx, files, format, 'append')
+      const outcome = await appendInputFiles(ctx, table, input.paths, { ...options, format: input.format })
       printCommit(ctx, loc, outcome.result, { inputFiles: files.length, inputRows: outcome.rows })
     } finally {
       await table.close()
+      await input?.cleanup()
     }
   },
 }

@@ -15,6 +15,7 @@ import {
 } from '../command.js'
 import { printCommit } from '../commit-output.js'
 import { deltaTypeOf, type InputFormat, inputFormatOf, openInputFiles } from '../input-file.js'
+import { type PreparedInput, prepareInput, STDIN_PATH } from '../input-paths.js'
 import { openWatchedTable, runCommitting } from '../interrupt.js'
 
 /** Source rows above this count are refused: MERGE holds its source in memory. */
@@ -62,7 +63,7 @@ export const mergeCommand: Command = {
     },
     ...CONFLICTS_OPTION,
   },
-  positionals: { min: 2, max: 2, names: '<table> <source-file>' },
+  positionals: { min: 2, max: 2, names: '<table> <source-file>|-' },
   async run(ctx, values, [location, sourcePath]) {
     const loc = location as string
     const on = stringOption(values, 'on')
@@ -80,12 +81,16 @@ export const mergeCommand: Command = {
       whenMatched = [{ update: '*' }]
       whenNotMatched = [{ insert: '*' }]
     }
-    const format = inputFormatOf(sourcePath as string, stringOption(values, 'format'))
+    // A format the extension cannot tell is refused before the table is opened.
+    if (sourcePath !== STDIN_PATH) inputFormatOf(sourcePath as string, stringOption(values, 'format'))
     const { table, writes } = await openWatchedTable(loc, values)
+    let input: PreparedInput | undefined
     try {
+      input = await prepareInput(ctx, [sourcePath as string], stringOption(values, 'format'), 'merge')
+      const { paths, format } = input
       let sourceRows = 0
       const result = await runCommitting(ctx, writes, async (signal) => {
-        const { rows, sourceSchema } = await readSource(ctx, table, sourcePath as string, format, signal)
+        const { rows, sourceSchema } = await readSource(ctx, table, paths[0] as string, format, signal)
         sourceRows = rows.length
         return table.merge(rows, {
           on,
@@ -99,6 +104,7 @@ export const mergeCommand: Command = {
       printCommit(ctx, loc, result, { sourceRows })
     } finally {
       await table.close()
+      await input?.cleanup()
     }
   },
 }

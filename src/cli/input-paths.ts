@@ -1,0 +1,138 @@
+/**
+ * The input files of a command, made ready before DuckDB opens them: `-` stands for standard
+ * input, which is copied to a private temp file (DuckDB reads its input several times: to find
+ * the columns, to check every value, then to stream the rows), and a file with no content is
+ * refused with its own message, where DuckDB would invent a column for it.
+ */
+import { createWriteStream } from 'node:fs'
+import { mkdtemp, open, rm, stat } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
+import { pipeline } from 'node:stream/promises'
+import { InvalidArgumentError } from '../index.js'
+import { type CommandContext, UsageError } from './command.js'
+import { type InputFormat, inputFormatOf } from './input-file.js'
+
+/** The path that names standard input. */
+export const STDIN_PATH = '-'
+
+/** Input files ready to open. Call `cleanup` when done: it removes the copy of standard input. */
+export interface PreparedInput {
+  /** The files to read, `-` replaced by the copy of standard input. */
+  readonly paths: readonly string[]
+  readonly format: InputFormat
+  cleanup(): Promise<void>
+}
+
+/** Bytes looked at to tell a text file with only blank lines from one with content. */
+const BLANK_PROBE_BYTES = 64 * 1024
+
+/**
+ * Copies standard input to a temp file when `-` is among the paths, and refuses empty inputs.
+ *
+ * @param ctx - the command context (standard input, the interrupt signal)
+ * @param paths - the paths as given
+ * @param explicitFormat - `--format`, required with `-`
+ * @param command - the command, for usage errors
+ * @returns the files to open and their format
+ * @throws {UsageError} when `-` is given without `--format`, or more than once
+ * @throws {InvalidArgumentError} when an input has no content
+ */
+export async function prepareInput(
+  ctx: CommandContext,
+  paths: readonly string[],
+  explicitFormat: string | undefined,
+  command: string,
+): Promise<PreparedInput> {
+  const stdinCount = paths.filter((p) => p === STDIN_PATH).length
+  if (stdinCount > 1) {
+    throw new UsageError("Standard input ('-') can be read once only", command, { argument: 'input' })
+  }
+  if (stdinCount === 1 && explicitFormat === undefined) {
+    throw new UsageError("Reading standard input ('-') needs --format json, csv or parquet", command, {
+      argument: 'format',
+    })
+  }
+  const format = inputFormatOf(
+    paths[0] === STDIN_PATH ? `input.${explicitFormat}` : (paths[0] as string),
+    explicitFormat,
+  )
+  let temp: string | undefined
+  const cleanup = async () => {
+    if (temp !== undefined) await rm(temp, { recursive: true, force: true })
+  }
+  try {
+    const out: string[] = []
+    for (const p of paths) {
+      if (p !== STDIN_PATH) {
+        out.push(p)
+        continue
+      }
+      temp = await mkdtemp(join(tmpdir(), 'delta-rlc-stdin-'))
+      const copy = join(temp, `stdin.${format === 'json' ? 'jsonl' : format}`)
+      await copyStdin(ctx, copy)
+      out.push(copy)
+    }
+    for (let i = 0; i < out.length; i++) {
+      await refuseEmpty(
+        out[i] as string,
+        paths[i] === STDIN_PATH ? 'standard input' : (paths[i] as string),
+        format,
+      )
+    }
+    return { paths: out, format, cleanup }
+  } catch (err) {
+    await cleanup()
+    throw err
+  }
+}
+
+async function copyStdin(ctx: CommandContext, to: string): Promise<void> {
+  const stdin = ctx.io.stdin
+  if (stdin === undefined) {
+    throw new UsageError("This run has no standard input to read for '-'", undefined, { argument: 'input' })
+  }
+  const interrupt = ctx.io.interrupt
+  try {
+    await pipeline(stdin, createWriteStream(to), interrupt === undefined ? {} : { signal: interrupt })
+  } catch (err) {
+    // A stop signal ends the copy: the command stops with the signal's own error.
+    if (interrupt?.aborted) throw interrupt.reason
+    throw err
+  }
+}
+
+/**
+ * Refuses an input with no content: DuckDB reads an empty CSV file as one column `column0` and an
+ * empty JSON file as one column `json`, which would then be reported as unknown columns.
+ */
+async function refuseEmpty(path: string, name: string, format: InputFormat): Promise<void> {
+  const absolute = resolve(path)
+  const size = (await stat(absolute).catch(() => undefined))?.size
+  // A missing file is reported by the reader, which names it as not found.
+  if (size === undefined) return
+  let blank = size === 0
+  if (!blank && format !== 'parquet' && size <= BLANK_PROBE_BYTES) {
+    const handle = await open(absolute, 'r')
+    try {
+      const buffer = Buffer.alloc(size)
+      await handle.read(buffer, 0, size, 0)
+      blank = buffer.toString('utf8').trim() === ''
+    } finally {
+      await handle.close()
+    }
+  }
+  if (!blank) return
+  throw new InvalidArgumentError(
+    `The input ${name === 'standard input' ? 'on standard input' : `file ${name}`} is empty: it has no ${format === 'csv' ? 'header line, hence no columns,' : 'columns'} and no rows`,
+    {
+      argument: 'input',
+      hint:
+        format === 'csv'
+          ? 'A CSV input starts with a header line naming its columns; nothing was written.'
+          : format === 'json'
+            ? 'A JSON lines input holds one object per line; nothing was written.'
+            : 'A Parquet input is a whole Parquet file; nothing was written.',
+    },
+  )
+}
