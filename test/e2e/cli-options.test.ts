@@ -13,7 +13,8 @@ import { Writable } from 'node:stream'
 import { after, before, describe, it } from 'node:test'
 import { durationOption } from '../../src/cli/command.js'
 import { runCli } from '../../src/cli/run-cli.js'
-import { DeltaTable } from '../../src/index.js'
+import { DeltaTable, InvalidArgumentError } from '../../src/index.js'
+import { resolveRaceConfig } from '../../src/race/index.js'
 
 function sink(): Writable & { text: string } {
   const w = new Writable({
@@ -157,5 +158,45 @@ describe('race flags and an existing race table', () => {
     assert.ok((await readdir(`${loc}.race`)).includes('report.json'))
     const verify = await cli(['race', loc, '--verify-events', events])
     assert.equal(verify.code, 0, verify.stderr)
+  })
+})
+
+describe('race conflicts in the library', () => {
+  const location = '/tmp/delta-rlc-never-created'
+  it('resolves flag keys with values, and a list of flag keys or case names, to the flags', () => {
+    assert.deepEqual(
+      resolveRaceConfig({
+        location,
+        conflicts: {
+          'rowLevelConcurrency.enabled': true,
+          'conflictDetection.dataSkipping.valueExact.maxBytes': 64,
+        },
+      }).conflicts,
+      { 'rowLevelConcurrency.enabled': true, 'conflictDetection.dataSkipping.valueExact.maxBytes': 64 },
+    )
+    assert.deepEqual(resolveRaceConfig({ location, conflicts: ['case2', 'case4a'] }).conflicts, {
+      'rowLevelConcurrency.enabled': true,
+      'optimize.conflictReconciliation.enabled': true,
+    })
+    assert.equal(
+      resolveRaceConfig({
+        location,
+        conflicts: { 'rowLevelConcurrency.enabled': true, 'merge.sourceKeyReadPredicate.inSetThreshold': 5 },
+      }).conflictsLabel,
+      'rowLevelConcurrency.enabled,merge.sourceKeyReadPredicate.inSetThreshold=5',
+    )
+  })
+  it('refuses an unknown flag or case before a race could start', () => {
+    for (const conflicts of [
+      ['case9'],
+      { case9: true },
+      { 'rowLevelConcurrency.enabled': 'maybe' },
+    ] as const) {
+      assert.throws(
+        () => resolveRaceConfig({ location, conflicts: conflicts as never }),
+        (err: unknown) => err instanceof InvalidArgumentError && err.argument === 'conflicts',
+      )
+    }
+    assert.equal(existsSync(location), false)
   })
 })
