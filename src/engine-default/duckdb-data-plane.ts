@@ -16,7 +16,7 @@ import {
   streamChunks,
 } from './duckdb-runtime.js'
 import { toJsValue } from './duckdb-values.js'
-import { type StagedFile, stageForRead } from './staging.js'
+import { type StagedFile, stageAllForRead } from './staging.js'
 
 /** Rows per yielded batch when the caller gives no hint. */
 const DEFAULT_BATCH = 8192
@@ -128,8 +128,13 @@ export class DuckDbDataPlane implements DataPlane {
     const staged: StagedFile[] = []
     let con: DuckDBConnection | undefined
     try {
-      for (const f of request.files)
-        staged.push(await stageForRead(this.#store, f.key, this.#scratchDir, request.signal))
+      await stageAllForRead(
+        this.#store,
+        request.files.map((f) => f.key),
+        this.#scratchDir,
+        request.signal,
+        staged,
+      )
       con = await this.#duck.connect()
       await con.run(`SET TimeZone = 'UTC'`)
       const paths = staged.map((s) => s.path)

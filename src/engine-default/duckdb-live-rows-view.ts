@@ -8,7 +8,7 @@ import { defineLiveRows } from './duckdb-live-rows.js'
 import { sqlIdent } from './duckdb-runtime.js'
 import { duckType } from './duckdb-types.js'
 import { defaultScratchDir, scratchEntryName } from './scratch-dir.js'
-import { type StagedFile, stageForRead } from './staging.js'
+import { type StagedFile, stageAllForRead } from './staging.js'
 
 /** What {@link createLiveRowsView} shows. */
 export interface LiveRowsViewRequest {
@@ -76,7 +76,13 @@ export async function createLiveRowsView(
   }
   try {
     await connection.run(`SET TimeZone = 'UTC'`)
-    for (const f of files) staged.push(await stageForRead(request.storage, f.key, scratch, request.signal))
+    await stageAllForRead(
+      request.storage,
+      files.map((f) => f.key),
+      scratch,
+      request.signal,
+      staged,
+    )
     let deletedRows = 0
     for (const f of files) deletedRows += f.deletedRows?.length ?? 0
     let select: string

@@ -19,7 +19,7 @@ import { ChunkAppender, RowValueConverter } from './duckdb-row-appender.js'
 import { type DuckDbRuntime, ROW_COL, sqlIdent, sqlString } from './duckdb-runtime.js'
 import { duckType } from './duckdb-types.js'
 import { toJsValue } from './duckdb-values.js'
-import { type StagedFile, stageForRead } from './staging.js'
+import { type StagedFile, stageAllForRead } from './staging.js'
 
 /**
  * The default {@link MergeExecutor}: one DuckDB connection per merge.
@@ -51,9 +51,13 @@ export class DuckDbMergeExecutor implements MergeExecutor {
     const staged: StagedFile[] = []
     let con: DuckDBConnection | undefined
     try {
-      for (const f of request.files) {
-        staged.push(await stageForRead(this.#store, f.key, this.#scratchDir, request.signal))
-      }
+      await stageAllForRead(
+        this.#store,
+        request.files.map((f) => f.key),
+        this.#scratchDir,
+        request.signal,
+        staged,
+      )
       con = await this.#duck.connect()
       await con.run(`SET TimeZone = 'UTC'`)
       const job = new MergeJob(con, request)

@@ -32,7 +32,7 @@ import { type DuckDbRuntime, FILE_COL, ROW_COL, sqlIdent, sqlString } from './du
 import { toJsValue } from './duckdb-values.js'
 import { fileStatsQuery } from './file-stats.js'
 import { scratchEntryName } from './scratch-dir.js'
-import { type StagedFile, stageForRead } from './staging.js'
+import { type StagedFile, stageAllForRead } from './staging.js'
 import {
   type LayoutColumn,
   type PartitionColumn,
@@ -303,13 +303,14 @@ class WriteJob {
     withPartitions: boolean,
   ): Promise<{ sql: string; paths: string[] }> {
     const layout = this.layout
-    const paths: string[] = []
-    for (const f of sources) {
-      this.check()
-      const staged = await stageForRead(this.#store, f.key, this.#stageDir, this.#signal)
-      this.#staged.push(staged)
-      paths.push(staged.path)
-    }
+    this.check()
+    const paths = await stageAllForRead(
+      this.#store,
+      sources.map((f) => f.key),
+      this.#stageDir,
+      this.#signal,
+      this.#staged,
+    )
     const dataCols = layout.dataColumns.map((c) => ({ ...c, isPartition: false, readAs: c.sqlType }))
     const partCols = withPartitions ? layout.partitionColumns.map((c) => ({ ...c, isPartition: true })) : []
     const live = await defineLiveRows(this.con, {

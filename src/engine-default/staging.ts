@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto'
 import { mkdir, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { ObjectStore } from '../storage/object-store.js'
+import { mapLimit } from '../util/map-limit.js'
 import { scratchEntryName } from './scratch-dir.js'
 import { createStagingCache, type StagingCache } from './staging-cache.js'
 
@@ -75,4 +76,51 @@ export async function stageForRead(
   const path = join(scratchDir, scratchEntryName(`${randomUUID()}-${name}`))
   await writeFile(path, bytes)
   return { path, release: () => rm(path, { force: true }) }
+}
+
+/** How many objects {@link stageAllForRead} stages at once. */
+const STAGE_CONCURRENCY = 16
+
+/**
+ * Stages several objects for one query, a few at a time: on an object store each costs a round
+ * trip (a `head`, or a download), which one after another would add up per file. Every staged
+ * file is pushed to `into`, in the order of `keys`, also when another one fails, so that the
+ * caller's cleanup of `into` releases them all.
+ *
+ * @param store - the objects' store
+ * @param keys - the objects' keys
+ * @param scratchDir - directory for private copies
+ * @param signal - aborts the downloads
+ * @param into - receives the staged files
+ * @returns the local paths, in the order of `keys`
+ * @throws the failure of the first key (in `keys` order) that could not be staged
+ */
+export async function stageAllForRead(
+  store: ObjectStore,
+  keys: readonly string[],
+  scratchDir: string,
+  signal: AbortSignal | undefined,
+  into: StagedFile[],
+): Promise<string[]> {
+  const staged = new Array<StagedFile | undefined>(keys.length)
+  const failures = new Map<number, unknown>()
+  await mapLimit(keys, STAGE_CONCURRENCY, async (key, i) => {
+    // After a failure the remaining keys are not fetched: the query cannot run anyway.
+    if (failures.size > 0) return
+    try {
+      staged[i] = await stageForRead(store, key, scratchDir, signal)
+    } catch (err) {
+      failures.set(i, err)
+    }
+  })
+  const paths: string[] = []
+  for (const f of staged) {
+    if (f === undefined) continue
+    into.push(f)
+    paths.push(f.path)
+  }
+  let first: number | undefined
+  for (const i of failures.keys()) if (first === undefined || i < first) first = i
+  if (first !== undefined) throw failures.get(first)
+  return paths
 }
