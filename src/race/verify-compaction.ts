@@ -7,6 +7,7 @@
  * consequences.
  */
 import { parseOptimizeSourceComposition, type SourceComposition } from '../conflict/composition-tags.js'
+import type { RoaringBitmapArray } from '../dv/roaring-bitmap-array.js'
 import type { Engine } from '../engine/engine.js'
 import { FileNotFoundError } from '../errors/index.js'
 import type { AddFile, RemoveFile } from '../protocol/actions.js'
@@ -86,7 +87,7 @@ export async function checkCompactionOffsets(
           ? await loadDeletionVector(engine, comp.readDeletionVector)
           : undefined
         const physical = await ids.get({ path: r.path, partitionValues: r.partitionValues ?? {} })
-        const live = physical.filter((_, i) => !skipped?.has(i))
+        const live = skipped === undefined ? physical : withoutPositions(physical, skipped)
         skipped?.dispose()
         if (live.length !== comp.liveCount) {
           return mismatch(
@@ -133,6 +134,24 @@ async function readCompaction(engine: Engine, version: number): Promise<Compacti
     if (comp !== undefined) tagged.push({ remove, comp })
   }
   return { version, outputs, tagged }
+}
+
+/**
+ * The entries of `ids` whose index `skipped` does not hold: the rows a DV leaves live. Positions
+ * past the end name no row and are not looked at.
+ */
+function withoutPositions(ids: readonly unknown[], skipped: RoaringBitmapArray): readonly unknown[] {
+  const inside = ids.length === 0 ? 0 : skipped.rank(ids.length - 1)
+  if (inside === 0) return ids
+  const out: unknown[] = []
+  let from = 0
+  for (let k = 0; k < inside; k++) {
+    const position = skipped.select(k) as number
+    for (let i = from; i < position; i++) out.push(ids[i])
+    from = position + 1
+  }
+  for (let i = from; i < ids.length; i++) out.push(ids[i])
+  return out
 }
 
 /** Files whose ids stay in memory between batches. */
