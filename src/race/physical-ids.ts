@@ -20,18 +20,18 @@ export interface IdFile {
 /** The ids of files, read in batches and kept for a while. */
 export class PhysicalIds {
   readonly #engine: Engine
-  readonly #columns: readonly ColumnSpec[]
+  readonly #column: ColumnSpec
   readonly #keep: number
   readonly #cache = new Map<string, readonly unknown[]>()
 
   /**
    * @param engine - the table's engine
-   * @param columns - the data-plane spec of the one id column
+   * @param column - the data-plane spec of the id column
    * @param keep - how many files stay in memory after they were last asked for
    */
-  constructor(engine: Engine, columns: readonly ColumnSpec[], keep: number) {
+  constructor(engine: Engine, column: ColumnSpec, keep: number) {
     this.#engine = engine
-    this.#columns = columns
+    this.#column = column
     this.#keep = keep
   }
 
@@ -48,18 +48,18 @@ export class PhysicalIds {
     for (const f of files) if (!this.#cache.has(f.path)) wanted.set(f.path, f)
     if (wanted.size === 0) return
     const batch = [...wanted.values()]
-    const refs = batch.map((f) => ({ key: keyOf(f.path), partitionValues: f.partitionValues }))
     let split: unknown[][]
     try {
+      const refs = batch.map((f) => ({ key: keyOf(f.path), partitionValues: f.partitionValues }))
       // A predicate no row matches: only the per-file row counts are computed.
       const counts = await this.#engine.data.matchPositions({ files: refs, predicate: lit(false) })
       const ids: unknown[] = []
       for await (const rows of this.#engine.data.scan({
         files: refs,
-        columns: this.#columns,
+        columns: [this.#column],
         physicalOrder: true,
       }))
-        for (const row of rows) ids.push(row.id)
+        for (const row of rows) ids.push(row[this.#column.name])
       split = splitByCounts(
         ids,
         counts.map((c) => c.liveRows),
@@ -90,8 +90,8 @@ export class PhysicalIds {
     }
     const ids: unknown[] = []
     const files = [{ key: keyOf(file.path), partitionValues: file.partitionValues }]
-    for await (const rows of this.#engine.data.scan({ files, columns: this.#columns, physicalOrder: true }))
-      for (const row of rows) ids.push(row.id)
+    for await (const rows of this.#engine.data.scan({ files, columns: [this.#column], physicalOrder: true }))
+      for (const row of rows) ids.push(row[this.#column.name])
     this.#evict(1, new Set())
     this.#cache.set(file.path, ids)
     return ids

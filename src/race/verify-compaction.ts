@@ -8,6 +8,7 @@
  */
 import { parseOptimizeSourceComposition, type SourceComposition } from '../conflict/composition-tags.js'
 import type { RoaringBitmapArray } from '../dv/roaring-bitmap-array.js'
+import type { ColumnSpec } from '../engine/data-plane.js'
 import type { Engine } from '../engine/engine.js'
 import { FileNotFoundError } from '../errors/index.js'
 import type { AddFile, RemoveFile } from '../protocol/actions.js'
@@ -49,7 +50,7 @@ export async function checkCompactionOffsets(
 ): Promise<CompactionCheck> {
   const engine = table.engine
   const snap = await table.snapshot()
-  const ids = new PhysicalIds(engine, columnSpecs(snap, ['id']), CACHED_FILES)
+  const ids = new PhysicalIds(engine, columnSpecs(snap, ['id'])[0] as ColumnSpec, CACHED_FILES)
   let sources = 0
   for (let start = 0; start < versions.length; start += COMMITS_PER_BATCH) {
     // A commit that cannot be read fails the check when its turn comes, as if read in turn.
