@@ -33,11 +33,12 @@ import {
 export const raceCommand: Command = {
   name: 'race',
   summary: 'Race writer processes (append, delete, update, merge, optimize) on one table, then verify.',
-  usage: '<dir> [--writers MIX] [--overlap disjoint|partial|hot] [--duration TIME] [--compare] [options]',
+  usage: '<dir> [--writers MIX] [--overlap MODE] [--duration TIME] [--compare] [options]',
   details: [
     'Creates a table in <dir> (which must hold none), starts one OS process per writer, runs them for',
-    '--duration (seconds, or 30s, 2m) with the reconciliations of --conflicts, then replays every committed',
-    'operation on a model and checks row counts, keys, visibility and serial equivalence.',
+    '--duration (90, 30s, 2m) with the reconciliations of --conflicts, then replays every committed',
+    'operation on a model and checks row counts, keys, visibility and serial equivalence. Every option',
+    'is checked before anything starts: a malformed one exits 1 and creates nothing.',
     'With --compare the same seeded workload runs twice, file-level then row-level, side by side.',
     'Reports: <dir>.race/report.json and report.html (or --out DIR). Exit status 3 when a check fails.',
     'With --verify-events FILE, only re-runs the verifier on an existing race table and its events.jsonl.',
@@ -57,13 +58,13 @@ export const raceCommand: Command = {
     conflicts: {
       type: 'string',
       value: 'FLAGS',
-      help: 'all (default), none, or a comma list of flag keys, each optionally =true/=false (as for every command)',
+      help: 'all (default), none, or flag keys, as for every command',
     },
     seed: { type: 'string', value: 'N', help: 'seed of every random choice (default 1)' },
     duration: {
       type: 'string',
       value: 'TIME',
-      help: 'how long writers start new operations: 90 (seconds), 30s, 2m (default 60s)',
+      help: 'how long writers start operations: 90 (seconds), 30s or 2m (default 60s)',
     },
     'ops-per-writer': { type: 'string', value: 'N', help: 'at most N operations per writer' },
     faults: {
