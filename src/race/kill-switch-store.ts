@@ -3,7 +3,7 @@
  * a log entry: the two moments where a crash decides whether a commit exists. Everything else
  * passes through untouched.
  */
-import type { ObjectStore, PutOptions } from '../storage/object-store.js'
+import type { FileMeta, ObjectStore, PutOptions } from '../storage/object-store.js'
 import { passThroughStore } from '../storage/pass-through-store.js'
 
 /** A put of a commit file (`_delta_log/<20 digits>.json`). */
@@ -36,7 +36,7 @@ export function createKillSwitchStore(inner: ObjectStore): KillSwitchStore {
   let armed: { trigger: LogPutTrigger; fire: () => void } | undefined
   const store: KillSwitchStore = {
     ...passThroughStore(inner),
-    async put(key: string, data: Uint8Array, opts?: PutOptions): Promise<void> {
+    async put(key: string, data: Uint8Array, opts?: PutOptions): Promise<FileMeta | undefined | void> {
       const a = armed
       if (a === undefined || !COMMIT_KEY.test(key) || opts?.ifNotExists !== true) {
         return inner.put(key, data, opts)
@@ -44,7 +44,7 @@ export function createKillSwitchStore(inner: ObjectStore): KillSwitchStore {
       armed = undefined
       if (a.trigger === 'before-log-put') a.fire()
       try {
-        await inner.put(key, data, opts)
+        return await inner.put(key, data, opts)
       } finally {
         if (a.trigger === 'after-log-put') a.fire()
       }

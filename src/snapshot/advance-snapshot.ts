@@ -30,6 +30,8 @@ import { Snapshot } from './snapshot.js'
 export interface KnownCommit {
   readonly version: Version
   readonly actions: readonly Action[]
+  /** Its file's metadata as a `head` gives it, when the put reported it. */
+  readonly file?: FileMeta | undefined
 }
 
 /** Options of {@link advanceSnapshot}. */
@@ -86,7 +88,15 @@ export async function advanceSnapshot(
     const early = known === undefined ? undefined : readLastCheckpointHint(engine, signal)
     // Settled even when the probe fails, so that no rejection is left unobserved.
     early?.catch(() => undefined)
-    commits = await listCommits(engine, from, toVersion, signal, known === undefined ? 1 : 2)
+    if (known?.file !== undefined) {
+      // Its file is known too: only the versions after it are probed.
+      const own: SegmentCommit = Object.freeze({ version: known.version, file: known.file })
+      commits = [own]
+      if (toVersion === undefined || toVersion > known.version)
+        appendAll(commits, await listCommits(engine, from + 1n, toVersion, signal))
+    } else {
+      commits = await listCommits(engine, from, toVersion, signal, known === undefined ? 1 : 2)
+    }
     if (commits.length === 0) return snapshot
     const newest = (commits.at(-1) as SegmentCommit).version
     const unread = known !== undefined && commits[0]?.version === known.version ? commits.slice(1) : commits

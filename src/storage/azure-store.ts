@@ -587,7 +587,7 @@ class AzureStore implements ObjectStore {
     })
   }
 
-  async put(key: string, data: Uint8Array, opts?: PutOptions): Promise<void> {
+  async put(key: string, data: Uint8Array, opts?: PutOptions): Promise<FileMeta | undefined> {
     checkObjectKey(key)
     checkData(data)
     opts?.signal?.throwIfAborted()
@@ -602,7 +602,7 @@ class AzureStore implements ObjectStore {
             error: new FileAlreadyExistsError(path, { cause: sanitizedCause(SERVICE, failure) }),
           }
         : undefined
-    await this.#run(
+    const response = await this.#run(
       'put',
       path,
       opts?.signal,
@@ -614,6 +614,11 @@ class AzureStore implements ObjectStore {
         }),
       ifNotExists ? 'conditional' : 'plain',
     )
+    // The service's Last-Modified of the new blob, the one its properties report.
+    const lastModified = response?.lastModified?.getTime()
+    return lastModified === undefined
+      ? undefined
+      : Object.freeze({ key, size: data.byteLength, lastModified })
   }
 
   async delete(key: string, opts?: StoreCallOptions): Promise<void> {

@@ -212,7 +212,7 @@ class FaultyStoreImpl implements FaultyStore {
     return this.inner.head(key, opts)
   }
 
-  async put(key: string, data: Uint8Array, opts?: PutOptions): Promise<void> {
+  async put(key: string, data: Uint8Array, opts?: PutOptions): Promise<FileMeta | undefined | void> {
     const decision = await this.#enter('put', key, opts?.signal)
     this.#failBefore('put', key, decision)
     if (decision.fault === undefined) return this.inner.put(key, data, opts)
@@ -282,7 +282,7 @@ function zeroCounts(): Record<StoreMethod, number> {
   return { read: 0, head: 0, put: 0, delete: 0, listFrom: 0, listRecursive: 0 }
 }
 
-async function settle(call: Promise<void>): Promise<{ ok: true } | { ok: false; error: unknown }> {
+async function settle(call: Promise<unknown>): Promise<{ ok: true } | { ok: false; error: unknown }> {
   try {
     await call
     return { ok: true }

@@ -171,7 +171,7 @@ class LocalStore implements ObjectStore {
     return fileMeta(key, stats)
   }
 
-  async put(key: string, data: Uint8Array, opts?: PutOptions): Promise<void> {
+  async put(key: string, data: Uint8Array, opts?: PutOptions): Promise<FileMeta> {
     checkObjectKey(key)
     checkData(data)
     const signal = opts?.signal
@@ -188,11 +188,12 @@ class LocalStore implements ObjectStore {
     // Truncated so that the temporary name stays within NAME_MAX even for long target names.
     const tmp = path.join(dir, `.${name.slice(0, 100)}.${randomBytes(8).toString('hex')}.tmp`)
     let tmpConsumed = false
+    let written: Stats
     try {
       // Before mkdir: a recursive mkdir would follow a linked directory and create the rest there.
       await this.#checkDirInside(dir, 'write', key)
       await this.#mkdirs(dir, key)
-      await this.#writeDurably(tmp, data, key, signal)
+      written = await this.#writeDurably(tmp, data, key, signal)
       signal?.throwIfAborted()
       if (opts?.ifNotExists) {
         await this.#link(tmp, target, key)
@@ -205,6 +206,8 @@ class LocalStore implements ObjectStore {
       if (!tmpConsumed) await fs.unlink(tmp).catch(() => undefined)
     }
     await this.#syncDir(dir, target)
+    // The file's own attributes: linking or renaming changes neither its size nor its mtime.
+    return fileMeta(key, written)
   }
 
   async delete(key: string, opts?: StoreCallOptions): Promise<void> {
@@ -405,7 +408,7 @@ class LocalStore implements ObjectStore {
     }
   }
 
-  async #writeDurably(tmp: string, data: Uint8Array, key: string, signal?: AbortSignal): Promise<void> {
+  async #writeDurably(tmp: string, data: Uint8Array, key: string, signal?: AbortSignal): Promise<Stats> {
     let handle: fs.FileHandle | undefined
     try {
       handle = await fs.open(tmp, 'wx')
@@ -416,6 +419,7 @@ class LocalStore implements ObjectStore {
         written += bytesWritten
       }
       await handle.sync()
+      return await handle.stat()
     } catch (err) {
       if (isAbortError(err)) throw err
       throw storageError(err, `write the temporary file of '${key}' at`, tmp)

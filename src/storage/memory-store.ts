@@ -54,7 +54,7 @@ class MemoryStore implements ObjectStore {
     return meta(key, this.#get(key))
   }
 
-  async put(key: string, data: Uint8Array, opts?: PutOptions): Promise<void> {
+  async put(key: string, data: Uint8Array, opts?: PutOptions): Promise<FileMeta> {
     checkObjectKey(key)
     checkData(data)
     opts?.signal?.throwIfAborted()
@@ -62,6 +62,7 @@ class MemoryStore implements ObjectStore {
     if (opts?.ifNotExists && this.#objects.has(key)) throw new FileAlreadyExistsError(this.#path(key))
     this.#clock = Math.max(this.#clock, Date.now())
     this.#objects.set(key, Object.freeze({ data: data.slice(), lastModified: this.#clock }))
+    return Object.freeze({ key, size: data.byteLength, lastModified: this.#clock })
   }
 
   async delete(key: string, opts?: StoreCallOptions): Promise<void> {

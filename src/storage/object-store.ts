@@ -54,11 +54,13 @@ export interface ObjectStore {
   /**
    * Writes an object. Without `ifNotExists` an existing object is replaced atomically.
    *
+   * @returns the new object's metadata exactly as {@link head} would give it, when the backend
+   *   learns it from the write itself (a caller then spares a `head`); nothing otherwise
    * @throws {FileAlreadyExistsError} with `ifNotExists` when the object exists; it is then left
    *   untouched
    * @throws {StorageError} on backend failure; `ambiguous` is set when the put may have landed
    */
-  put(key: string, data: Uint8Array, opts?: PutOptions): Promise<void>
+  put(key: string, data: Uint8Array, opts?: PutOptions): Promise<FileMeta | undefined | void>
 
   /**
    * Metadata of one object.

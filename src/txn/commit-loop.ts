@@ -25,6 +25,7 @@ import { commitKey } from '../protocol/log-files.js'
 import { decodeAddPath } from '../protocol/partition-values.js'
 import { loadDeletionVector } from '../scan/load-deletion-vector.js'
 import { parseLogBytes, readCommit, readCommitsFrom } from '../snapshot/log-reader.js'
+import type { FileMeta } from '../storage/object-store.js'
 import { appendAll } from '../util/arrays.js'
 import { mapLimit } from '../util/map-limit.js'
 import { backoffDelay, type CommitRetryPolicy } from './commit-options.js'
@@ -72,6 +73,8 @@ export interface CommitLoopResult {
    * was found landed after an ambiguous put.
    */
   readonly committed?: readonly Action[]
+  /** The commit file's metadata, when the store reported it from the put. */
+  readonly file?: FileMeta | undefined
 }
 
 /**
@@ -150,10 +153,12 @@ async function commitLoop(req: CommitLoopRequest, uncertainty: CommitUncertainty
     const body = serializeCommit([{ commitInfo }, ...actions])
     const bytes = new TextEncoder().encode(body)
     try {
-      await engine.storage.put(commitKey(attemptVersion), bytes, { ifNotExists: true, signal })
+      const key = commitKey(attemptVersion)
+      const meta = await engine.storage.put(key, bytes, { ifNotExists: true, signal })
       // What a read of the file gives, for the caller to advance its snapshot without reading it.
-      const committed = parseLogBytes(bytes, commitKey(attemptVersion), attemptVersion)
-      return { version: attemptVersion, attempts, reconciliations, actions, committed }
+      const committed = parseLogBytes(bytes, key, attemptVersion)
+      const file = meta !== undefined && meta.key === key ? meta : undefined
+      return { version: attemptVersion, attempts, reconciliations, actions, committed, file }
     } catch (err) {
       if (err instanceof StorageError && !(err instanceof FileAlreadyExistsError)) {
         storageFailures++

@@ -433,7 +433,7 @@ export class Transaction {
     // Right after the read snapshot: the commit's own content is all that is new.
     const own: KnownCommit | undefined =
       result.committed !== undefined && result.version === snap.version + 1n
-        ? { version: result.version, actions: result.committed }
+        ? { version: result.version, actions: result.committed, file: result.file }
         : undefined
     if (own !== undefined) this.#ctx.onCommitted?.(snap, own)
     if (this.#ctx.autoCheckpoint !== false) await this.#maybeCheckpoint(result.version, own)

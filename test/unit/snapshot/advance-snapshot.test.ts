@@ -289,7 +289,10 @@ function prefixedStore(inner: ObjectStore, prefix: string): ObjectStore {
     async *listRecursive(from, opts) {
       for await (const m of inner.listRecursive(prefix + from, opts)) yield strip(m)
     },
-    put: (key, data, opts) => inner.put(prefix + key, data, opts),
+    put: async (key, data, opts) => {
+      const meta = await inner.put(prefix + key, data, opts)
+      return meta === undefined ? undefined : strip(meta)
+    },
     head: async (key, opts) => strip(await inner.head(prefix + key, opts)),
     delete: (key, opts) => inner.delete(prefix + key, opts),
   }
@@ -358,13 +361,18 @@ async function checkCase(steps: readonly Step[], memory: boolean): Promise<void>
     const step = steps[v] as Step
     const key = `${LOG_DIR}${commitFileName(BigInt(v))}`
     const bytes = encode(commitLines(v, step.ops).join('\n'))
-    await store.put(key, bytes, { ifNotExists: true })
+    const file = await store.put(key, bytes, { ifNotExists: true })
     const fresh = await loadSnapshot(engine, 'advance')
     first ??= fresh
     stepwise = stepwise === undefined ? fresh : await advanceSnapshot(engine, stepwise)
     assert.deepStrictEqual(fieldsOf(stepwise), fieldsOf(fresh), `advanced by one commit to version ${v}`)
     // As the writer of the commit advances: its content known, not read back.
-    const known = { version: BigInt(v), actions: parseLogBytes(bytes, key, BigInt(v)) }
+    // Every other step also with the file's metadata as the put reported it.
+    const known = {
+      version: BigInt(v),
+      actions: parseLogBytes(bytes, key, BigInt(v)),
+      ...(v % 2 === 0 && file !== undefined ? { file } : {}),
+    }
     ownwise = ownwise === undefined ? fresh : await advanceSnapshot(engine, ownwise, { known })
     assert.deepStrictEqual(fieldsOf(ownwise), fieldsOf(fresh), `advanced by its own commit to version ${v}`)
     if (step.checkpoint !== 'none') await writeCheckpointOf(engine, fresh, step.checkpoint)
