@@ -4,6 +4,7 @@
  * The package root exports the public surface; see the README for a quickstart.
  */
 
+export type { ArrowInput } from './arrow/arrow-to-rows.js'
 export type { ConflictFlags } from './conflict/flags.js'
 export { CONFLICT_FLAG_KEYS, parseConflictFlags } from './conflict/flags.js'
 export type { Reconciliation, ReconciliationKind } from './conflict/reconciliation.js'
@@ -81,7 +82,8 @@ export {
   type StructField,
   type StructType,
 } from './protocol/schema.js'
-export { type Row, type ScanOptions, TableScan } from './scan/table-scan.js'
+export { toJSONRow } from './scan/json-row.js'
+export { type BatchesOptions, type Row, type ScanOptions, TableScan } from './scan/table-scan.js'
 export type { LoadSnapshotOptions } from './snapshot/load-snapshot.js'
 export { Snapshot } from './snapshot/snapshot.js'
 export type { CheckpointResult } from './snapshot/write-checkpoint.js'
@@ -107,8 +109,16 @@ export type {
   PutOptions,
   StoreCallOptions,
 } from './storage/object-store.js'
+export type { AppendFileOptions, FileFormat } from './table/append-file.js'
 export type { CreateOptions } from './table/create-table.js'
-export { DeltaTable, type HistoryEntry, type OpenOptions, type StopOptions } from './table/delta-table.js'
+export {
+  type CheckpointOptions,
+  DeltaTable,
+  type HistoryEntry,
+  type HistoryOptions,
+  type OpenOptions,
+  type StopOptions,
+} from './table/delta-table.js'
 export { createSnapshotView, type SnapshotView, type SnapshotViewOptions } from './table/sql-view.js'
 export type { CommitRetryPolicy } from './txn/commit-options.js'
 export type { CommitResult } from './txn/commit-result.js'

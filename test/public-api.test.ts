@@ -54,6 +54,7 @@ describe('public API', () => {
       'parseExpression',
       'parsePredicate',
       'streamChunks',
+      'toJSONRow',
     ])
   })
 

@@ -1,3 +1,6 @@
+import { type RecordBatch, Table } from 'apache-arrow'
+import { arrowSchemaOf } from '../arrow/arrow-schema.js'
+import { rowsToRecordBatch } from '../arrow/rows-to-arrow.js'
 import { checkDvCardinalityFitsFile } from '../dv/row-bounds.js'
 import type { ColumnSpec, DataFileRef } from '../engine/data-plane.js'
 import type { Engine } from '../engine/engine.js'
@@ -8,11 +11,13 @@ import { parsePredicate } from '../expressions/parse-predicate.js'
 import { dvUniqueId } from '../log/replay.js'
 import type { AddFile } from '../protocol/actions.js'
 import { decodeAddPath } from '../protocol/partition-values.js'
-import { columnMappingId, fieldByName, physicalName } from '../protocol/schema.js'
+import { columnMappingId, fieldByName, physicalName, type StructField } from '../protocol/schema.js'
 import { parseStats } from '../protocol/stats.js'
 import { columnMappingModeProperty } from '../protocol/table-properties.js'
 import type { Snapshot } from '../snapshot/snapshot.js'
+import { checkBatchesOptions } from '../table/arguments.js'
 import { mapLimit } from '../util/map-limit.js'
+import { toJSONRow } from './json-row.js'
 import { loadFileDeletionVector } from './load-deletion-vector.js'
 import { type PruneResult, pruneFiles } from './prune-files.js'
 
@@ -27,7 +32,18 @@ export interface ScanOptions {
   readonly columns?: readonly string[] | undefined
   /** Rows per yielded batch (a hint). */
   readonly batchSize?: number | undefined
+  /**
+   * Rows as `toJSONRow` makes them, so `JSON.stringify` takes them: bigints as numbers (or text
+   * beyond 2^53), binary as base64, maps as objects. Arrow output is not affected.
+   */
+  readonly jsonSafe?: boolean | undefined
   readonly signal?: AbortSignal | undefined
+}
+
+/** Options of {@link TableScan.batches}. */
+export interface BatchesOptions {
+  /** `'rows'` (default): arrays of row objects; `'arrow'`: Arrow `RecordBatch`es. */
+  readonly format?: 'rows' | 'arrow' | undefined
 }
 
 /** How many DV files are read at once. */
@@ -83,6 +99,63 @@ export class TableScan implements AsyncIterable<Row[]> {
   }
 
   async *[Symbol.asyncIterator](): AsyncIterator<Row[]> {
+    if (this.#options.jsonSafe !== true) {
+      yield* this.#rows()
+      return
+    }
+    for await (const batch of this.#rows()) yield batch.map(toJSONRow)
+  }
+
+  /**
+   * The scan's batches: arrays of row objects (as iterating the scan gives them), or with
+   * `{ format: 'arrow' }` Arrow record batches, typed as delta-rs types them (`long` -> Int64,
+   * `timestamp` -> Timestamp(us, UTC), `date` -> Date32, `decimal` -> Decimal128, ...) and all of
+   * one schema.
+   *
+   * ### Examples
+   * ```ts
+   * for await (const batch of table.scan({ columns: ['id', 'name'] }).batches({ format: 'arrow' })) {
+   *   console.log(batch.numRows, batch.getChild('id')?.get(0))
+   * }
+   * ```
+   *
+   * @throws {InvalidArgumentError} for an unknown format or option
+   */
+  batches(options: { readonly format: 'arrow' }): AsyncIterable<RecordBatch>
+  batches(options?: { readonly format?: 'rows' | undefined }): AsyncIterable<Row[]>
+  batches(options: BatchesOptions = {}): AsyncIterable<Row[]> | AsyncIterable<RecordBatch> {
+    checkBatchesOptions(options)
+    if (options.format === 'arrow') return { [Symbol.asyncIterator]: () => this.#arrowBatches() }
+    return { [Symbol.asyncIterator]: () => this[Symbol.asyncIterator]() }
+  }
+
+  /**
+   * Every matching live row in one Arrow `Table` (see {@link TableScan.batches} for the types).
+   * A scan that matches no row gives an empty table with the columns' schema.
+   */
+  async toArrow(): Promise<Table> {
+    const schema = arrowSchemaOf(this.#fields(await this.#snap()))
+    const batches: RecordBatch[] = []
+    for await (const batch of this.#arrowBatches()) batches.push(batch)
+    return batches.length === 0 ? new Table(schema) : new Table(batches)
+  }
+
+  async *#arrowBatches(): AsyncGenerator<RecordBatch> {
+    const fields = this.#fields(await this.#snap())
+    const schema = arrowSchemaOf(fields)
+    for await (const rows of this.#rows()) yield rowsToRecordBatch(rows, fields, schema)
+  }
+
+  /** The table fields the scan returns, in order. */
+  #fields(snap: Snapshot): StructField[] {
+    const names = this.#options.columns
+    if (names === undefined) return [...snap.schema.fields]
+    // columnSpecs reports an unknown name; every name left is a field.
+    columnSpecs(snap, names)
+    return names.map((n) => fieldByName(snap.schema, n) as StructField)
+  }
+
+  async *#rows(): AsyncGenerator<Row[]> {
     const snap = await this.#snap()
     const { files, predicate } = await this.plan()
     this.#onFilesRead?.(files, predicate)
@@ -105,7 +178,19 @@ export class TableScan implements AsyncIterable<Row[]> {
     return out
   }
 
-  /** The number of matching live rows, counted without moving rows into JavaScript. */
+  /**
+   * The number of matching live rows as a bigint, the type Delta's counts have (`numRecords`
+   * is a long), for callers that keep counts with versions.
+   */
+  async countBigInt(): Promise<bigint> {
+    return BigInt(await this.count())
+  }
+
+  /**
+   * The number of matching live rows, counted without moving rows into JavaScript. A number, as
+   * Arrow's `Table.numRows` and JavaScript array lengths are: a count cannot reach 2^53 rows in
+   * one process. {@link TableScan.countBigInt} gives it as a bigint.
+   */
   async count(): Promise<number> {
     const snap = await this.#snap()
     const { files, predicate } = await this.plan()

@@ -3,12 +3,36 @@
  * and snapshot options). Each check runs before any I/O and throws `InvalidArgumentError` naming
  * the argument and what was expected, instead of letting a wrong type surface as a `TypeError`
  * deep inside. Only types and shapes are checked here; the operations check meanings (unknown
- * columns, retention bounds, ...) themselves. Unknown option keys are not rejected.
+ * columns, retention bounds, ...) themselves.
+ *
+ * An option key an entry point does not know is refused too, naming the nearest known key: a
+ * misspelt or unsupported option (`append(rows, { mode: 'overwrite' })`) would otherwise be
+ * ignored and the call would do something else than asked. The known keys of each entry point
+ * are a table typed against its options interface, so a new option cannot be forgotten here.
  */
 
+import type { DefaultEngineOptions } from '../engine-default/default-engine.js'
 import { InvalidArgumentError } from '../errors/index.js'
 import type { Expression } from '../expressions/ast.js'
 import { checkExpression } from '../expressions/check-expression.js'
+import type { AppendOptions } from '../ops/append.js'
+import type {
+  MergeDeleteAction,
+  MergeInsertAction,
+  MergeOptions,
+  MergeUpdateAction,
+} from '../ops/merge-clauses.js'
+import type { OptimizeOptions } from '../ops/optimize.js'
+import type { UpdateOptions } from '../ops/update.js'
+import type { VacuumOptions } from '../ops/vacuum.js'
+import type { BatchesOptions, ScanOptions } from '../scan/table-scan.js'
+import type { LoadSnapshotOptions } from '../snapshot/load-snapshot.js'
+import type { OpenStoreOptions } from '../storage/index.js'
+import type { CommitRetryPolicy } from '../txn/commit-options.js'
+import type { BeginOptions } from '../txn/transaction.js'
+import type { AppendFileOptions } from './append-file.js'
+import type { CreateOptions } from './create-table.js'
+import type { CheckpointOptions, HistoryOptions, OpenOptions, StopOptions } from './delta-table.js'
 
 // === Primitives ===
 
@@ -125,6 +149,176 @@ function optOneOf(
   }
 }
 
+// === Option keys ===
+
+/** The keys an options object may have: a table typed as `Record<keyof Options, true>`. */
+export type KnownKeys = Readonly<Record<string, true>>
+
+const OPEN_KEYS = {
+  storage: true,
+  engine: true,
+  storageOptions: true,
+  engineOptions: true,
+  conflicts: true,
+  retry: true,
+  autoCheckpoint: true,
+} as const satisfies Record<keyof OpenOptions, true>
+const RETRY_KEYS = {
+  maxAttempts: true,
+  maxStorageRetries: true,
+  baseDelayMs: true,
+  maxDelayMs: true,
+} as const satisfies Record<keyof CommitRetryPolicy, true>
+const ENGINE_OPTION_KEYS = {
+  scratchDir: true,
+  threads: true,
+  cacheDir: true,
+  cacheMaxBytes: true,
+} as const satisfies Record<keyof DefaultEngineOptions, true>
+const STORAGE_OPTION_KEYS = { azure: true, s3: true } as const satisfies Record<keyof OpenStoreOptions, true>
+const CREATE_KEYS = {
+  schema: true,
+  partitionBy: true,
+  properties: true,
+  ifExists: true,
+  name: true,
+  description: true,
+} as const satisfies Record<keyof CreateOptions, true>
+const SNAPSHOT_KEYS = {
+  version: true,
+  timestamp: true,
+  signal: true,
+} as const satisfies Record<keyof LoadSnapshotOptions, true>
+const SCAN_KEYS = {
+  where: true,
+  columns: true,
+  batchSize: true,
+  jsonSafe: true,
+  signal: true,
+} as const satisfies Record<keyof ScanOptions, true>
+const BATCHES_KEYS = { format: true } as const satisfies Record<keyof BatchesOptions, true>
+const BEGIN_KEYS = { isolationLevel: true, signal: true } as const satisfies Record<keyof BeginOptions, true>
+const STOP_KEYS = { signal: true } as const satisfies Record<keyof StopOptions, true>
+const HISTORY_KEYS = { limit: true, signal: true } as const satisfies Record<keyof HistoryOptions, true>
+const CHECKPOINT_KEYS = { version: true } as const satisfies Record<keyof CheckpointOptions, true>
+const APPEND_KEYS = { targetFileSize: true } as const satisfies Record<keyof AppendOptions, true>
+const UPDATE_KEYS = { where: true, set: true } as const satisfies Record<keyof UpdateOptions, true>
+const MERGE_KEYS = {
+  on: true,
+  whenMatched: true,
+  whenNotMatched: true,
+  whenNotMatchedBySource: true,
+  sourceSchema: true,
+} as const satisfies Record<keyof MergeOptions, true>
+const MATCHED_CLAUSE_KEYS = { if: true, update: true, delete: true } as const satisfies Record<
+  keyof MergeUpdateAction | keyof MergeDeleteAction,
+  true
+>
+const INSERT_CLAUSE_KEYS = { if: true, insert: true } as const satisfies Record<keyof MergeInsertAction, true>
+const OPTIMIZE_KEYS = {
+  targetFileSize: true,
+  minFileSize: true,
+  maxDeletedRowsRatio: true,
+  zOrderBy: true,
+  where: true,
+} as const satisfies Record<keyof OptimizeOptions, true>
+const VACUUM_KEYS = {
+  retentionHours: true,
+  dryRun: true,
+  enforceRetentionDuration: true,
+  signal: true,
+} as const satisfies Record<keyof VacuumOptions, true>
+const STAGE_ACTIONS_KEYS = { operation: true, changesData: true } as const
+const APPEND_FILE_KEYS = {
+  format: true,
+  columns: true,
+  ignoreExtraColumns: true,
+  batchRows: true,
+  targetFileSize: true,
+  signal: true,
+} as const satisfies Record<keyof AppendFileOptions, true>
+
+/**
+ * Refuses a key of `o` that `known` lacks, naming the nearest known key.
+ *
+ * @param o - the options object
+ * @param at - its name in messages, e.g. `options`
+ * @param known - the keys it may have (one table or several, e.g. scan and time travel)
+ * @param call - the call the options belong to, e.g. `append`
+ * @throws {InvalidArgumentError} naming the first unknown key
+ */
+export function checkKnownKeys(
+  o: Readonly<Record<string, unknown>>,
+  at: string,
+  known: KnownKeys | readonly KnownKeys[],
+  call: string,
+): void {
+  const tables: readonly KnownKeys[] = Array.isArray(known) ? known : [known as KnownKeys]
+  for (const key of Object.keys(o)) {
+    // An explicit `undefined` is how callers spread optional values; it asks for nothing.
+    if (o[key] === undefined || tables.some((t) => Object.hasOwn(t, key))) continue
+    const names: string[] = []
+    for (const t of tables) for (const k of Object.keys(t)) if (!names.includes(k)) names.push(k)
+    const nearest = nearestKey(key, names)
+    const guess =
+      nearest !== undefined && isClose(key, nearest)
+        ? `; did you mean '${nearest}'?`
+        : nearest !== undefined
+          ? ` (the nearest is '${nearest}')`
+          : ''
+    throw new InvalidArgumentError(`${at}.${key} is not an option of ${call}${guess}`, {
+      argument: `${at}.${key}`,
+      hint:
+        names.length === 0
+          ? `${call} takes no options.`
+          : `${call} takes: ${names.join(', ')}. Remove '${key}' or spell it as one of these.`,
+    })
+  }
+}
+
+/** The known key with the smallest edit distance to `key` (letter case ignored), if any. */
+function nearestKey(key: string, names: readonly string[]): string | undefined {
+  let best: string | undefined
+  let bestDistance = Number.POSITIVE_INFINITY
+  for (const n of names) {
+    const d = editDistance(key.toLowerCase(), n.toLowerCase())
+    if (d < bestDistance) {
+      best = n
+      bestDistance = d
+    }
+  }
+  return best
+}
+
+/**
+ * A typo or a shortening rather than another word: at most a third of the letters differ (at
+ * least 2 may), or one name holds the other (`ignoreExtra` for `ignoreExtraColumns`).
+ */
+function isClose(key: string, nearest: string): boolean {
+  const [a, b] = [key.toLowerCase(), nearest.toLowerCase()]
+  if (Math.min(a.length, b.length) >= 3 && (a.includes(b) || b.includes(a))) return true
+  const d = editDistance(a, b)
+  return d <= Math.max(2, Math.floor(Math.max(key.length, nearest.length) / 3))
+}
+
+/** Levenshtein distance between two short strings. */
+function editDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j)
+  for (let i = 1; i <= a.length; i++) {
+    const row = [i]
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1
+      row[j] = Math.min(
+        (previous[j] as number) + 1,
+        (row[j - 1] as number) + 1,
+        (previous[j - 1] as number) + cost,
+      )
+    }
+    previous = row
+  }
+  return previous[b.length] as number
+}
+
 // === Predicates and expressions ===
 
 /**
@@ -163,12 +357,17 @@ export function checkLocation(location: unknown): asserts location is string {
  *
  * @throws {InvalidArgumentError} naming the option
  */
-export function checkOpenOptions(value: unknown, at = 'options'): void {
+export function checkOpenOptions(value: unknown, at = 'options', call = 'DeltaTable.open'): void {
   const o = optionsObject(value, at)
+  checkKnownKeys(o, at, OPEN_KEYS, call)
   optObject(o, 'storage', at)
   optObject(o, 'engine', at)
   optObject(o, 'storageOptions', at)
   optObject(o, 'engineOptions', at)
+  if (isPlainObject(o.engineOptions))
+    checkKnownKeys(o.engineOptions, `${at}.engineOptions`, ENGINE_OPTION_KEYS, `${call} engineOptions`)
+  if (isPlainObject(o.storageOptions))
+    checkKnownKeys(o.storageOptions, `${at}.storageOptions`, STORAGE_OPTION_KEYS, `${call} storageOptions`)
   optBoolean(o, 'autoCheckpoint', at)
   const conflicts = o.conflicts
   if (conflicts !== undefined && conflicts !== 'all' && conflicts !== 'none' && !isPlainObject(conflicts)) {
@@ -178,6 +377,7 @@ export function checkOpenOptions(value: unknown, at = 'options'): void {
   if (o.retry !== undefined) {
     const retry = o.retry as Readonly<Record<string, unknown>>
     const r = `${at}.retry`
+    checkKnownKeys(retry, r, RETRY_KEYS, `${call} retry`)
     optNumber(retry, 'maxAttempts', r, { min: 1, integer: true })
     optNumber(retry, 'maxStorageRetries', r, { min: 0, integer: true })
     optNumber(retry, 'baseDelayMs', r, { min: 0 })
@@ -195,6 +395,7 @@ export function checkCreateOptions(value: unknown): void {
     fail('options', "an object with at least a schema, e.g. { schema: 'id long not null' }", value)
   }
   const at = 'options'
+  checkKnownKeys(value, at, CREATE_KEYS, 'DeltaTable.create')
   if (typeof value.schema !== 'string' && !isPlainObject(value.schema)) {
     fail(`${at}.schema`, 'DDL text or a schema object', value.schema)
   }
@@ -216,6 +417,11 @@ export function checkCreateOptions(value: unknown): void {
  */
 export function checkSnapshotOptions(value: unknown, at = 'options'): void {
   const o = optionsObject(value, at)
+  checkKnownKeys(o, at, SNAPSHOT_KEYS, 'snapshot')
+  checkSnapshotFields(o, at)
+}
+
+function checkSnapshotFields(o: Readonly<Record<string, unknown>>, at: string): void {
   const v = o.version
   if (v !== undefined && typeof v !== 'bigint' && typeof v !== 'number') {
     fail(`${at}.version`, 'a version number (bigint or integer)', v)
@@ -234,6 +440,7 @@ export function checkSnapshotOptions(value: unknown, at = 'options'): void {
  */
 export function checkBeginOptions(value: unknown): void {
   const o = optionsObject(value, 'options')
+  checkKnownKeys(o, 'options', BEGIN_KEYS, 'begin')
   optOneOf(o, 'isolationLevel', 'options', ['Serializable', 'WriteSerializable'])
   optSignal(o, 'options')
 }
@@ -245,6 +452,7 @@ export function checkBeginOptions(value: unknown): void {
  */
 export function checkHistoryOptions(value: unknown): void {
   const o = optionsObject(value, 'options')
+  checkKnownKeys(o, 'options', HISTORY_KEYS, 'history')
   optNumber(o, 'limit', 'options', { min: 0, integer: true })
   optSignal(o, 'options')
 }
@@ -255,26 +463,42 @@ export function checkHistoryOptions(value: unknown): void {
  * @throws {InvalidArgumentError} naming the option
  */
 export function checkCheckpointOptions(value: unknown): void {
-  checkSnapshotOptions(value)
-  if (isPlainObject(value) && value.timestamp !== undefined) {
-    fail('options.timestamp', 'absent: a checkpoint is written for a version', value.timestamp)
+  const o = optionsObject(value, 'options')
+  if (o.timestamp !== undefined) {
+    fail('options.timestamp', 'absent: a checkpoint is written for a version', o.timestamp)
   }
+  checkKnownKeys(o, 'options', CHECKPOINT_KEYS, 'checkpoint')
+  checkSnapshotFields(o, 'options')
 }
 
 // === Reads ===
 
 /**
- * Scan options: `where`, `columns`, `batchSize`, `signal` (time travel is checked by
- * {@link checkSnapshotOptions}).
+ * Scan options: `where`, `columns`, `batchSize`, `signal`, and with `timeTravel` (a table's scan,
+ * not a transaction's, which reads its own snapshot) `version` and `timestamp`.
  *
  * @throws {InvalidArgumentError} naming the option
  */
-export function checkScanOptions(value: unknown): void {
+export function checkScanOptions(value: unknown, timeTravel = false): void {
   const o = optionsObject(value, 'options')
+  checkKnownKeys(o, 'options', timeTravel ? [SCAN_KEYS, SNAPSHOT_KEYS] : SCAN_KEYS, 'scan')
+  if (timeTravel) checkSnapshotFields(o, 'options')
   checkWhere(o.where, 'options.where')
   optStringArray(o, 'columns', 'options')
   optNumber(o, 'batchSize', 'options', { min: 1, integer: true })
+  optBoolean(o, 'jsonSafe', 'options')
   optSignal(o, 'options')
+}
+
+/**
+ * Options of `scan().batches`: `format`.
+ *
+ * @throws {InvalidArgumentError} naming the option
+ */
+export function checkBatchesOptions(value: unknown): void {
+  const o = optionsObject(value, 'options')
+  checkKnownKeys(o, 'options', BATCHES_KEYS, 'batches')
+  optOneOf(o, 'format', 'options', ['rows', 'arrow'])
 }
 
 // === Writes ===
@@ -298,7 +522,37 @@ export function checkRows(value: unknown, argument: string): void {
  */
 export function checkAppendOptions(value: unknown): void {
   const o = optionsObject(value, 'options')
+  checkKnownKeys(o, 'options', APPEND_KEYS, 'append')
   optNumber(o, 'targetFileSize', 'options', { min: 0, above: true })
+}
+
+/**
+ * The input files of `appendFile`: a non-empty list of non-empty paths.
+ *
+ * @throws {InvalidArgumentError} naming the bad path
+ */
+export function checkInputPaths(value: unknown): void {
+  if (!Array.isArray(value) || value.length === 0)
+    fail('paths', 'a file path or a non-empty array of them', value)
+  for (let i = 0; i < value.length; i++) {
+    if (typeof value[i] !== 'string' || value[i] === '') fail(`paths[${i}]`, 'a file path', value[i])
+  }
+}
+
+/**
+ * Options of `appendFile`.
+ *
+ * @throws {InvalidArgumentError} naming the option
+ */
+export function checkAppendFileOptions(value: unknown): void {
+  const o = optionsObject(value, 'options')
+  checkKnownKeys(o, 'options', APPEND_FILE_KEYS, 'appendFile')
+  optOneOf(o, 'format', 'options', ['csv', 'json', 'jsonl', 'ndjson', 'parquet'])
+  optStringArray(o, 'columns', 'options')
+  optBoolean(o, 'ignoreExtraColumns', 'options')
+  optNumber(o, 'batchRows', 'options', { min: 1, integer: true })
+  optNumber(o, 'targetFileSize', 'options', { min: 0, above: true })
+  optSignal(o, 'options')
 }
 
 function checkAssignments(value: unknown, at: string): void {
@@ -309,13 +563,14 @@ function checkAssignments(value: unknown, at: string): void {
 }
 
 /**
- * Options of `update`: `where` and `set`.
+ * Options of `update`: `where` and `set`, and with `stop` (the one-call form) `signal`.
  *
  * @throws {InvalidArgumentError} naming the option
  */
-export function checkUpdateOptions(value: unknown): void {
+export function checkUpdateOptions(value: unknown, stop = false): void {
   if (!isPlainObject(value))
     fail('options', "an object such as { set: { col: 'expr' }, where: '...' }", value)
+  checkKnownKeys(value, 'options', stop ? [UPDATE_KEYS, STOP_KEYS] : UPDATE_KEYS, 'update')
   checkWhere(value.where, 'options.where')
   checkAssignments(value.set, 'options.set')
 }
@@ -327,6 +582,12 @@ function checkClauses(value: unknown, at: string, actions: readonly string[]): v
     const c: unknown = value[i]
     const ci = `${at}[${i}]`
     if (!isPlainObject(c)) fail(ci, `a clause object with ${actions.map((a) => `'${a}'`).join(' or ')}`, c)
+    checkKnownKeys(
+      c,
+      ci,
+      actions.includes('insert') ? INSERT_CLAUSE_KEYS : MATCHED_CLAUSE_KEYS,
+      'a MERGE clause',
+    )
     checkWhere(c.if, `${ci}.if`)
     if (c.update !== undefined && c.update !== '*') checkAssignments(c.update, `${ci}.update`)
     if (c.insert !== undefined && c.insert !== '*') checkAssignments(c.insert, `${ci}.insert`)
@@ -335,12 +596,14 @@ function checkClauses(value: unknown, at: string, actions: readonly string[]): v
 }
 
 /**
- * Options of `merge`: `on`, the clause lists and `sourceSchema`.
+ * Options of `merge`: `on`, the clause lists and `sourceSchema`, and with `stop` (the one-call
+ * form) `signal`.
  *
  * @throws {InvalidArgumentError} naming the option
  */
-export function checkMergeOptions(value: unknown): void {
+export function checkMergeOptions(value: unknown, stop = false): void {
   if (!isPlainObject(value)) fail('options', "an object with at least on: 'target.id = source.id'", value)
+  checkKnownKeys(value, 'options', stop ? [MERGE_KEYS, STOP_KEYS] : MERGE_KEYS, 'merge')
   if (value.on === undefined) fail('options.on', 'the join condition', value.on)
   requireExpressionText(value.on, 'options.on')
   checkClauses(value.whenMatched, 'options.whenMatched', ['update', 'delete'])
@@ -353,12 +616,13 @@ export function checkMergeOptions(value: unknown): void {
 }
 
 /**
- * Options of `optimize`.
+ * Options of `optimize`, and with `stop` (the one-call form) `signal`.
  *
  * @throws {InvalidArgumentError} naming the option
  */
-export function checkOptimizeOptions(value: unknown): void {
+export function checkOptimizeOptions(value: unknown, stop = false): void {
   const o = optionsObject(value, 'options')
+  checkKnownKeys(o, 'options', stop ? [OPTIMIZE_KEYS, STOP_KEYS] : OPTIMIZE_KEYS, 'optimize')
   optNumber(o, 'targetFileSize', 'options', { min: 0, above: true })
   optNumber(o, 'minFileSize', 'options', { min: 0 })
   optNumber(o, 'maxDeletedRowsRatio', 'options', { min: 0, max: 1 })
@@ -373,9 +637,21 @@ export function checkOptimizeOptions(value: unknown): void {
  */
 export function checkVacuumOptions(value: unknown): void {
   const o = optionsObject(value, 'options')
+  checkKnownKeys(o, 'options', VACUUM_KEYS, 'vacuum')
   optNumber(o, 'retentionHours', 'options', { min: 0 })
   optBoolean(o, 'dryRun', 'options')
   optBoolean(o, 'enforceRetentionDuration', 'options')
+  optSignal(o, 'options')
+}
+
+/**
+ * Options of `delete`: `signal`.
+ *
+ * @throws {InvalidArgumentError} naming the option
+ */
+export function checkDeleteOptions(value: unknown): void {
+  const o = optionsObject(value, 'options')
+  checkKnownKeys(o, 'options', STOP_KEYS, 'delete')
   optSignal(o, 'options')
 }
 
@@ -415,6 +691,7 @@ export function checkStagedActions(actions: unknown, options: unknown): void {
       fail(`actions[${i}]`, 'an action object such as { add: {...} }', actions[i])
   }
   const o = optionsObject(options, 'options')
+  checkKnownKeys(o, 'options', STAGE_ACTIONS_KEYS, 'stageActions')
   optString(o, 'operation', 'options')
   optBoolean(o, 'changesData', 'options')
 }

@@ -1,3 +1,4 @@
+import { type ArrowInput, isArrowInput, recordBatchesOf, recordBatchToRows } from '../arrow/arrow-to-rows.js'
 import { type ConflictFlags, parseConflictFlags } from '../conflict/flags.js'
 import type { Engine } from '../engine/engine.js'
 import { createDefaultEngine, type DefaultEngineOptions } from '../engine-default/default-engine.js'
@@ -29,13 +30,18 @@ import type { ObjectStore } from '../storage/object-store.js'
 import type { CommitRetryPolicy } from '../txn/commit-options.js'
 import type { CommitResult } from '../txn/commit-result.js'
 import { type BeginOptions, Transaction } from '../txn/transaction.js'
+import { appendAll } from '../util/arrays.js'
 import { mapLimit } from '../util/map-limit.js'
+import { type AppendFileOptions, stageInputFiles } from './append-file.js'
 import {
+  checkAppendFileOptions,
   checkAppendOptions,
   checkBeginOptions,
   checkCheckpointOptions,
   checkCreateOptions,
+  checkDeleteOptions,
   checkHistoryOptions,
+  checkInputPaths,
   checkLocation,
   checkMergeOptions,
   checkOpenOptions,
@@ -48,6 +54,7 @@ import {
   checkWhere,
 } from './arguments.js'
 import { type CreateOptions, createTable } from './create-table.js'
+import { withDatesAsDays } from './input-rows.js'
 
 /** Options of {@link DeltaTable.open}. */
 export interface OpenOptions {
@@ -85,6 +92,19 @@ export interface StopOptions {
    * end, so its outcome is never left half-known; a signal aborted then changes nothing.
    */
   readonly signal?: AbortSignal | undefined
+}
+
+/** Options of {@link DeltaTable.history}. */
+export interface HistoryOptions {
+  /** At most this many entries, newest first. */
+  readonly limit?: number | undefined
+  readonly signal?: AbortSignal | undefined
+}
+
+/** Options of {@link DeltaTable.checkpoint}. */
+export interface CheckpointOptions {
+  /** The version to checkpoint (default the latest). */
+  readonly version?: Version | undefined
 }
 
 /** One entry of {@link DeltaTable.history}. */
@@ -156,7 +176,7 @@ export class DeltaTable {
   ): Promise<DeltaTable> {
     checkLocation(location)
     checkCreateOptions(options)
-    checkOpenOptions(openOptions, 'openOptions')
+    checkOpenOptions(openOptions, 'openOptions', 'DeltaTable.create')
     const table = DeltaTable.#at(location, openOptions)
     try {
       await createTable(table.engine, location, options)
@@ -241,18 +261,75 @@ export class DeltaTable {
   /**
    * Appends rows (a blind append) as one commit.
    *
-   * @param rows - plain objects keyed by column name
+   * The rows are plain objects, or Arrow: a `Table`, a `RecordBatch`, or an (async) iterable of
+   * `RecordBatch`. Arrow values become the row values of their types (Int64 -> bigint,
+   * Timestamp -> ISO text, Decimal -> decimal text, ...) and go through the same checks as row
+   * objects. A `Date` is taken for a `timestamp` column (its instant) and for a `date` column
+   * (its UTC day).
+   *
+   * @param rows - plain objects keyed by column name, or Arrow input
+   * @param options - `targetFileSize`
    * @throws {InvalidArgumentError} for rows that do not fit the schema; nothing is written
    */
   async append(
-    rows: readonly Readonly<Record<string, unknown>>[],
+    rows: readonly Readonly<Record<string, unknown>>[] | ArrowInput,
     options: AppendOptions = {},
   ): Promise<CommitResult> {
-    checkRows(rows, 'rows')
+    const arrow = isArrowInput(rows)
+    if (!arrow) checkRows(rows, 'rows')
     checkAppendOptions(options)
-    const txn = await this.begin()
-    await txn.append(rows, options)
-    return txn.commit()
+    return this.#stageAndCommit(undefined, async (txn) => {
+      if (!arrow) {
+        await txn.append(withDatesAsDays(rows, txn.snapshot.schema), options)
+        return
+      }
+      // Batches are gathered up to a bound, so that many small batches do not become as many
+      // small files.
+      let pending: Readonly<Record<string, unknown>>[] = []
+      let staged = false
+      for await (const batch of recordBatchesOf(rows, 'rows')) {
+        appendAll(pending, recordBatchToRows(batch))
+        if (pending.length >= ARROW_APPEND_ROWS) {
+          await txn.append(withDatesAsDays(pending, txn.snapshot.schema), options)
+          pending = []
+          staged = true
+        }
+      }
+      // Empty input commits as an empty row array does.
+      if (pending.length > 0 || !staged)
+        await txn.append(withDatesAsDays(pending, txn.snapshot.schema), options)
+    })
+  }
+
+  /**
+   * Appends the rows of CSV, JSON lines or Parquet files as one commit, as the `append` command
+   * does: the files are read in batches, each value is converted to its column's type, and all
+   * batches land in one commit or none.
+   *
+   * ### Examples
+   * ```ts
+   * await table.appendFile('./events.csv')
+   * await table.appendFile(['a.jsonl', 'b.jsonl'], { format: 'json', ignoreExtraColumns: true })
+   * ```
+   *
+   * @param paths - a local file, or several of one format
+   * @param options - format (default from the extension), columns, batch size, file size, signal
+   * @returns the commit
+   * @throws {FileNotFoundError} when a file does not exist
+   * @throws {InvalidArgumentError} naming the file, line or row, and column of a value that
+   *   does not fit the schema; nothing is committed and the files staged are deleted
+   */
+  async appendFile(
+    paths: string | readonly string[],
+    options: AppendFileOptions = {},
+  ): Promise<CommitResult> {
+    const list = typeof paths === 'string' ? [paths] : paths
+    checkInputPaths(list)
+    checkAppendFileOptions(options)
+    const signal = options.signal
+    return this.#stageAndCommit(signal, async (txn) => {
+      await stageInputFiles(txn, list, options, signal)
+    })
   }
 
   /**
@@ -265,6 +342,7 @@ export class DeltaTable {
    */
   async delete(where?: string | Expression, options: StopOptions = {}): Promise<CommitResult> {
     checkWhere(where, 'where')
+    checkDeleteOptions(options)
     const signal = stopSignalOf(options, 'options')
     return this.#stageAndCommit(signal, async (txn) => {
       await txn.delete(where)
@@ -282,7 +360,7 @@ export class DeltaTable {
    *   UPDATE wrote are deleted again
    */
   async update(options: UpdateOptions & StopOptions): Promise<CommitResult> {
-    checkUpdateOptions(options)
+    checkUpdateOptions(options, true)
     const signal = stopSignalOf(options, 'options')
     return this.#stageAndCommit(signal, async (txn) => {
       await txn.stage((ctx) => buildUpdate(ctx, options))
@@ -306,7 +384,7 @@ export class DeltaTable {
     options: MergeOptions & StopOptions,
   ): Promise<CommitResult> {
     checkRows(sourceRows, 'sourceRows')
-    checkMergeOptions(options)
+    checkMergeOptions(options, true)
     const signal = stopSignalOf(options, 'options')
     return this.#stageAndCommit(signal, async (txn) => {
       await txn.stage((ctx) => buildMerge(ctx, sourceRows, options))
@@ -327,7 +405,7 @@ export class DeltaTable {
    * @throws {ConcurrentModificationError} when a conflict cannot be retried
    */
   async optimize(options: OptimizeOptions & StopOptions = {}): Promise<CommitResult> {
-    checkOptimizeOptions(options)
+    checkOptimizeOptions(options, true)
     const signal = stopSignalOf(options, 'options')
     let op: OptimizeOperation | undefined
     let txn = await this.#stageUnder(signal, async (t) => {
@@ -478,8 +556,7 @@ export class DeltaTable {
    * @returns the scan
    */
   scan(options: ScanOptions & LoadSnapshotOptions = {}): TableScan {
-    checkScanOptions(options)
-    checkSnapshotOptions(options)
+    checkScanOptions(options, true)
     const { version, timestamp, ...rest } = options
     return new TableScan(
       this.engine,
@@ -495,7 +572,7 @@ export class DeltaTable {
    *
    * @param options - `limit`: at most this many entries
    */
-  async history(options: { limit?: number; signal?: AbortSignal } = {}): Promise<HistoryEntry[]> {
+  async history(options: HistoryOptions = {}): Promise<HistoryEntry[]> {
     checkHistoryOptions(options)
     const signal = options.signal
     // The latest version's metadata says whether, and from which version, commits carry
@@ -526,7 +603,7 @@ export class DeltaTable {
    *
    * @returns what was written
    */
-  async checkpoint(options: { version?: Version } = {}): Promise<CheckpointResult> {
+  async checkpoint(options: CheckpointOptions = {}): Promise<CheckpointResult> {
     checkCheckpointOptions(options)
     const snap = await this.snapshot(options.version === undefined ? {} : { version: options.version })
     return writeCheckpoint(this.engine, snap)
@@ -549,6 +626,9 @@ function stopSignalOf(options: unknown, at: string): AbortSignal | undefined {
   }
   return signal
 }
+
+/** Rows of Arrow input staged at once by {@link DeltaTable.append}. */
+const ARROW_APPEND_ROWS = 100_000
 
 /** How many times OPTIMIZE re-stages its outputs after a conflict. */
 const OPTIMIZE_MAX_RETRIES = 3
