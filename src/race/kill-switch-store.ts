@@ -36,6 +36,7 @@ export function createKillSwitchStore(inner: ObjectStore): KillSwitchStore {
   let armed: { trigger: LogPutTrigger; fire: () => void } | undefined
   const store: KillSwitchStore = {
     ...passThroughStore(inner),
+    // biome-ignore lint/suspicious/noConfusingVoidType: a store written before puts reported metadata returns Promise<void>, and stays a valid store
     async put(key: string, data: Uint8Array, opts?: PutOptions): Promise<FileMeta | undefined | void> {
       const a = armed
       if (a === undefined || !COMMIT_KEY.test(key) || opts?.ifNotExists !== true) {

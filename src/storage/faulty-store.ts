@@ -212,6 +212,7 @@ class FaultyStoreImpl implements FaultyStore {
     return this.inner.head(key, opts)
   }
 
+  // biome-ignore lint/suspicious/noConfusingVoidType: a store written before puts reported metadata returns Promise<void>, and stays a valid store
   async put(key: string, data: Uint8Array, opts?: PutOptions): Promise<FileMeta | undefined | void> {
     const decision = await this.#enter('put', key, opts?.signal)
     this.#failBefore('put', key, decision)

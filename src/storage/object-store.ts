@@ -60,6 +60,7 @@ export interface ObjectStore {
    *   untouched
    * @throws {StorageError} on backend failure; `ambiguous` is set when the put may have landed
    */
+  // biome-ignore lint/suspicious/noConfusingVoidType: a store written before puts reported metadata returns Promise<void>, and stays a valid store
   put(key: string, data: Uint8Array, opts?: PutOptions): Promise<FileMeta | undefined | void>
 
   /**
