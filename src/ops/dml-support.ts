@@ -5,12 +5,12 @@ import type { DataFileRef } from '../engine/data-plane.js'
 import type { WrittenFile } from '../engine/data-writer.js'
 import type { Engine } from '../engine/engine.js'
 import { InvalidArgumentError, UnsupportedError } from '../errors/index.js'
-import type { Expression } from '../expressions/ast.js'
+import { columnsOf, type Expression } from '../expressions/ast.js'
 import { parseExpression } from '../expressions/parse-predicate.js'
 import type { Action, AddFile, DeletionVectorDescriptor } from '../protocol/actions.js'
 import { fieldByName, type StructField } from '../protocol/schema.js'
 import { canWriteDeletionVectors, isAppendOnly } from '../protocol/table-features.js'
-import { checkPredicateColumns, snapshotColumns } from '../scan/prune-files.js'
+import { snapshotColumns } from '../scan/prune-files.js'
 import type { Snapshot } from '../snapshot/snapshot.js'
 import type { OperationContext, StagedOperation } from './operation.js'
 import { addFileOf, writeDeletionVectors, writeTargetOf } from './write-support.js'
@@ -226,7 +226,7 @@ export function parseAssignments(
       throw new InvalidArgumentError(`Column '${field.name}' is assigned twice in ${argument}`, { argument })
     }
     const expr = toExpression(raw, `${argument}.${name}`)
-    checkPredicateColumns(snap, expr, columns)
+    checkSetColumns(snap, expr, columns, field.name, argument)
     if (!field.nullable && isNullLiteral(expr)) {
       throw new InvalidArgumentError(`Column '${field.name}' is NOT NULL and cannot be set to NULL`, {
         argument,
@@ -235,6 +235,33 @@ export function parseAssignments(
     out[field.name] = expr
   }
   return Object.freeze(out)
+}
+
+/**
+ * Every column a `set` expression names exists. A value meant as text but written without quotes
+ * reads as a column name, the usual slip, so the message says which expression it was in and how
+ * to write a string.
+ *
+ * @throws {InvalidArgumentError} for a column the table lacks
+ */
+function checkSetColumns(
+  snap: Snapshot,
+  expr: Expression,
+  columns: ReturnType<typeof snapshotColumns>,
+  target: string,
+  argument: string,
+): void {
+  for (const path of columnsOf(expr)) {
+    if (columns.resolve(path) !== undefined) continue
+    const unknown = path.join('.')
+    throw new InvalidArgumentError(
+      `Unknown column '${unknown}' in the ${argument} expression for column '${target}'`,
+      {
+        argument,
+        hint: `A ${argument} value is a SQL expression: write a string literal in single quotes, e.g. { ${target}: "'${unknown}'" }. The table has: ${snap.schema.fields.map((f) => f.name).join(', ')}`,
+      },
+    )
+  }
 }
 
 /**

@@ -266,6 +266,16 @@ describe('UPDATE input validation', () => {
     })
   }
 
+  it('names an unquoted text value as a set expression, with the quoting that was meant', async () => {
+    await assert.rejects(
+      () => t.table.update({ where: 'id = 1', set: { name: 'bob' } }),
+      (err: unknown) =>
+        isDeltaError(err, 'DELTA_INVALID_ARGUMENT') &&
+        err.message === "Unknown column 'bob' in the set expression for column 'name'" &&
+        (err.hint ?? '').includes(`{ name: "'bob'" }`),
+    )
+  })
+
   it('refuses to change an append-only table', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'delta-rlc-ops-'))
     const table = await DeltaTable.create(dir, {
