@@ -289,6 +289,21 @@ describe('delta-rlc DML, time travel and maintenance', () => {
     assert.match(bad.stderr, /error\[DELTA_INVALID_ARGUMENT\]: DuckDB rejected the query/)
   })
 
+  it('writes timestamps in sql output as show writes them', async () => {
+    const stamped = join(work, 'stamped')
+    const created = await cli(['create', stamped, '--schema', 'at timestamp, wall timestamp_ntz'])
+    assert.equal(created.code, 0, created.stderr)
+    const csv = join(work, 'stamped.csv')
+    await writeFile(csv, 'at,wall\n2024-01-02T03:04:05.123456Z,1969-12-31 23:59:59.5\n')
+    const appended = await cli(['append', stamped, csv])
+    assert.equal(appended.code, 0, appended.stderr)
+    const expected = [{ at: '2024-01-02T03:04:05.123456Z', wall: '1969-12-31T23:59:59.500000' }]
+    assert.deepEqual((await cliJson(['scan', stamped])).rows, expected)
+    assert.deepEqual((await cliJson(['sql', stamped, 'SELECT "at", wall FROM t'])).rows, expected)
+    const table = await cli(['sql', stamped, 'SELECT "at", wall FROM t'])
+    assert.match(table.stdout, /2024-01-02T03:04:05\.123456Z\s+1969-12-31T23:59:59\.500000/)
+  })
+
   it('compacts, checkpoints and vacuums', async () => {
     const before = await cliJson(['describe', table])
     const opt = await cliJson(['optimize', table, '--target-size', '64MB'])

@@ -1,4 +1,9 @@
-import { DuckDBBlobValue, type DuckDBValue } from '@duckdb/node-api'
+import {
+  DuckDBBlobValue,
+  DuckDBTimestampTZValue,
+  DuckDBTimestampValue,
+  type DuckDBValue,
+} from '@duckdb/node-api'
 import {
   createDuckDbInstance,
   createSnapshotView,
@@ -131,5 +136,15 @@ function displayValue(v: DuckDBValue): unknown {
   )
     return v
   if (v instanceof DuckDBBlobValue) return new Uint8Array(v.bytes)
+  // As `show` writes them: ISO 8601 with microseconds, `Z` for an instant, no zone for wall time.
+  if (v instanceof DuckDBTimestampTZValue) return `${isoMicros(v.micros)}Z`
+  if (v instanceof DuckDBTimestampValue) return isoMicros(v.micros)
   return String(v)
+}
+
+/** ISO 8601 text (no zone suffix) of microseconds since the epoch, six fractional digits. */
+function isoMicros(us: bigint): string {
+  const floorMs = us / 1000n - (us % 1000n < 0n ? 1n : 0n)
+  const fraction = ((us % 1_000_000n) + 1_000_000n) % 1_000_000n
+  return `${new Date(Number(floorMs)).toISOString().slice(0, 19)}.${fraction.toString().padStart(6, '0')}`
 }
