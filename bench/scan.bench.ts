@@ -5,7 +5,8 @@
  * `scan.count` counts from the log when there is no predicate (no data is read), so its floor is
  * DuckDB's own metadata count; `scan.filtered-count` counts the live rows matching a predicate
  * that statistics cannot decide (the data is read and the DVs applied); `scan.rows-to-js` moves
- * every live row into JavaScript.
+ * every live row into JavaScript; `scan.to-arrow` builds an Arrow Table of every live row
+ * (`scan().toArrow()`), against the same rows-to-JS floor.
  */
 import { join } from 'node:path'
 import { DuckDBInstance } from '@duckdb/node-api'
@@ -107,6 +108,30 @@ export async function scanBenchmarks(quick: boolean): Promise<BenchResult[]> {
             'duckdb read_parquet rows to JS without DVs',
             iterDuck,
             { ...opts, extra: { rowsPerSec: Math.round(t.liveRows / (median(iterOurs) / 1000)) } },
+          ),
+        )
+
+        // The same live rows as an Arrow Table: the row batches above, then columnar buffers.
+        const [arrowOurs, arrowDuck] = await timeBoth(
+          runs,
+          async () => (await table.scan({ batchSize: 65_536 }).toArrow()).numRows,
+          async () => {
+            const r = await openStream(con, `SELECT * FROM read_parquet(${list})`)
+            const names = [...r.columnNames]
+            let n = 0
+            for await (const chunk of r.chunks()) n += chunk.getRowObjects(names).length
+            return n
+          },
+          { warmup },
+        )
+        out.push(
+          result(
+            'scan.to-arrow',
+            params,
+            arrowOurs,
+            'duckdb read_parquet rows to JS without DVs',
+            arrowDuck,
+            { ...opts, extra: { rowsPerSec: Math.round(t.liveRows / (median(arrowOurs) / 1000)) } },
           ),
         )
       } finally {
