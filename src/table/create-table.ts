@@ -32,7 +32,10 @@ export interface CreateOptions {
   readonly schema: string | StructType | Readonly<Record<string, unknown>>
   /** Partition columns, in order. */
   readonly partitionBy?: readonly string[]
-  /** Table properties (`delta.enableDeletionVectors`, `delta.appendOnly`, ...). */
+  /**
+   * Table properties (`delta.appendOnly`, `delta.checkpointInterval`, ...). Deletion vectors are
+   * on unless `delta.enableDeletionVectors` is `'false'`.
+   */
   readonly properties?: Readonly<Record<string, string>>
   /** What to do when a table exists already (default `'error'`). */
   readonly ifExists?: 'error' | 'ignore'
@@ -85,7 +88,7 @@ export async function createTable(
       argument: 'partitionBy',
     })
   }
-  const properties = { ...(options.properties ?? {}) }
+  const properties = withDefaultProperties(options.properties ?? {})
   parseTableProperties(properties)
   if (columnMappingModeProperty(properties) !== 'none') {
     throw new UnsupportedError(
@@ -153,6 +156,20 @@ export async function createTable(
     throw err
   }
   return true
+}
+
+/**
+ * The properties a new table gets: the caller's, and deletion vectors on unless the caller set
+ * `delta.enableDeletionVectors` (to `'false'` to opt out). Row-level concurrency needs them, and
+ * DELETE, UPDATE and MERGE then mark rows instead of rewriting files; Databricks enables them on
+ * new tables the same way. Such a table has protocol 3/7 with the `deletionVectors` feature.
+ */
+function withDefaultProperties(given: Readonly<Record<string, string>>): Record<string, string> {
+  const properties = { ...given }
+  if (properties[TableProperty.enableDeletionVectors] === undefined) {
+    properties[TableProperty.enableDeletionVectors] = 'true'
+  }
+  return properties
 }
 
 function refuseOrIgnore(location: string, options: CreateOptions): false {

@@ -42,7 +42,7 @@ describe('create, append, delete', () => {
         const table = await DeltaTable.create(dir, {
           schema: 'id long not null, name string, part int',
           partitionBy: partitioned ? ['part'] : [],
-          properties: dv ? { 'delta.enableDeletionVectors': 'true' } : {},
+          properties: { 'delta.enableDeletionVectors': String(dv) },
         })
         try {
           const r1 = await table.append(rowsOf(range(50)))
