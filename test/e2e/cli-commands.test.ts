@@ -289,6 +289,22 @@ describe('delta-rlc DML, time travel and maintenance', () => {
     assert.match(bad.stderr, /error\[DELTA_INVALID_ARGUMENT\]: DuckDB rejected the query/)
   })
 
+  it('creates tables with deletion vectors unless --no-deletion-vectors opts out', async () => {
+    for (const [name, flags, expected] of [
+      ['dv-default', [], 'true'],
+      ['dv-off', ['--no-deletion-vectors'], 'false'],
+    ] as const) {
+      const t = join(work, name)
+      const created = await cli(['create', t, '--schema', 'id long', ...flags])
+      assert.equal(created.code, 0, created.stderr)
+      const described = await cliJson(['describe', t])
+      const properties = described.properties as Record<string, string>
+      assert.equal(properties['delta.enableDeletionVectors'], expected, name)
+      const features = (described.protocol as { writerFeatures?: string[] }).writerFeatures ?? []
+      assert.equal(features.includes('deletionVectors'), expected === 'true', name)
+    }
+  })
+
   it('writes timestamps in sql output as show writes them', async () => {
     const stamped = join(work, 'stamped')
     const created = await cli(['create', stamped, '--schema', 'at timestamp, wall timestamp_ntz'])

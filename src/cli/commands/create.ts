@@ -89,7 +89,8 @@ export const createCommand: Command = {
       throw new UsageError('create needs --schema DDL or --from FILE', 'create')
     }
     const properties: Record<string, string> = {}
-    if (values['no-deletion-vectors'] !== true) properties['delta.enableDeletionVectors'] = 'true'
+    // Written either way: the library's default is on, so leaving the property out would not opt out.
+    properties['delta.enableDeletionVectors'] = values['no-deletion-vectors'] === true ? 'false' : 'true'
     for (const p of stringsOption(values, 'property')) {
       const eq = p.indexOf('=')
       if (eq <= 0)
