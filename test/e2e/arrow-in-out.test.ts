@@ -105,10 +105,9 @@ describe('Arrow out', () => {
       })
       assert.equal(arrow.schema.fields.find((f) => f.name === 'id')?.nullable, false)
       assert.equal(arrow.schema.fields.find((f) => f.name === 'name')?.nullable, true)
-      assert.equal(
-        (arrow.schema.fields.find((f) => f.name === 'arr')?.type.children[0] as Field).name,
-        'element',
-      )
+      const arr = arrow.schema.fields.find((f) => f.name === 'arr')
+      assert.ok(arr !== undefined)
+      assert.equal((arr.type.children[0] as Field).name, 'element')
       const ids = [...(arrow.getChild('id') as ReturnType<Table['getChild']> & object)]
         .map(Number)
         .sort((a, b) => a - b)
