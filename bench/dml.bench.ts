@@ -35,10 +35,15 @@ export async function dmlBenchmarks(quick: boolean): Promise<BenchResult[]> {
   const totalRows = shape.files * shape.rowsPerFile
   await withTempDir('dml', async (root) => {
     const t = await buildSyntheticTable(join(root, 't'), shape)
-    const table = await DeltaTable.open(t.dir)
+    let table = await DeltaTable.open(t.dir)
     const duck = await openDuck()
     const files = fileList(t)
-    const reset = () => resetTable(t)
+    // A handle follows a log that only grows, as Delta's logs do; a rewound one needs a new handle.
+    const reset = async () => {
+      await table.close()
+      await resetTable(t)
+      table = await DeltaTable.open(t.dir)
+    }
     try {
       for (const [share, modulo] of [
         ['0.1%', 1000],
@@ -145,9 +150,14 @@ export async function dmlBenchmarks(quick: boolean): Promise<BenchResult[]> {
   for (const smallFiles of quick ? [50] : [100, 1_000]) {
     await withTempDir('optimize', async (root) => {
       const t = await buildSyntheticTable(join(root, 't'), { files: smallFiles, rowsPerFile: 1_000 })
-      const table = await DeltaTable.open(t.dir)
+      let table = await DeltaTable.open(t.dir)
       const duck = await openDuck()
       const files = fileList(t)
+      const reset = async () => {
+        await table.close()
+        await resetTable(t)
+        table = await DeltaTable.open(t.dir)
+      }
       try {
         let removed = 0
         let k = 0
@@ -161,7 +171,7 @@ export async function dmlBenchmarks(quick: boolean): Promise<BenchResult[]> {
               `COPY (SELECT id, value, name, part FROM read_parquet(${files}, filename = true, file_row_number = true) ` +
                 `ORDER BY filename, file_row_number) TO '${join(root, `optimize-${k++}.parquet`)}' (FORMAT parquet, COMPRESSION snappy)`,
             ),
-          { warmup, beforeSubject: () => resetTable(t) },
+          { warmup, beforeSubject: reset },
         )
         out.push(
           result(
