@@ -1,6 +1,4 @@
-import { type RecordBatch, Table } from 'apache-arrow'
-import { arrowSchemaOf } from '../arrow/arrow-schema.js'
-import { rowsToRecordBatch } from '../arrow/rows-to-arrow.js'
+import type { RecordBatch, Table } from 'apache-arrow'
 import { checkDvCardinalityFitsFile } from '../dv/row-bounds.js'
 import type { ColumnSpec, DataFileRef } from '../engine/data-plane.js'
 import type { Engine } from '../engine/engine.js'
@@ -134,6 +132,8 @@ export class TableScan implements AsyncIterable<Row[]> {
    * A scan that matches no row gives an empty table with the columns' schema.
    */
   async toArrow(): Promise<Table> {
+    const { Table } = await import('apache-arrow')
+    const { arrowSchemaOf } = await import('../arrow/arrow-schema.js')
     const schema = arrowSchemaOf(this.#fields(await this.#snap()))
     const batches: RecordBatch[] = []
     for await (const batch of this.#arrowBatches()) batches.push(batch)
@@ -141,6 +141,9 @@ export class TableScan implements AsyncIterable<Row[]> {
   }
 
   async *#arrowBatches(): AsyncGenerator<RecordBatch> {
+    // Loaded on first use: importing Arrow costs every process about 0.2 s at start.
+    const { arrowSchemaOf } = await import('../arrow/arrow-schema.js')
+    const { rowsToRecordBatch } = await import('../arrow/rows-to-arrow.js')
     const fields = this.#fields(await this.#snap())
     const schema = arrowSchemaOf(fields)
     for await (const rows of this.#rows()) yield rowsToRecordBatch(rows, fields, schema)
