@@ -22,7 +22,7 @@ import { dataPlaneError, dataPlaneFailureKind } from './duckdb-errors.js'
 import { type DuckDbRuntime, openStream, sqlIdent, sqlString } from './duckdb-runtime.js'
 import { duckType } from './duckdb-types.js'
 import { scratchEntryName } from './scratch-dir.js'
-import { type StagedFile, stageForRead } from './staging.js'
+import { type StagedFile, stageAllForRead } from './staging.js'
 
 // === Checkpoint schema ===
 // The classic (V1) checkpoint layout Spark writes, so that Spark, delta-rs and kernel readers
@@ -171,8 +171,7 @@ export class DuckDbParquetHandler implements ParquetHandler {
     // What the consumer throws is its own (a malformed action, an abort): it passes through as is.
     let consumerError: { readonly error: unknown } | undefined
     try {
-      for (const key of keys)
-        staged.push(await stageForRead(this.#store, key, this.#scratchDir, opts?.signal))
+      await stageAllForRead(this.#store, keys, this.#scratchDir, opts?.signal, staged)
       const list = `[${staged.map((s) => sqlString(s.path)).join(', ')}]`
       await this.#duck.withConnection(async (con) => {
         const source = `read_parquet(${list}, union_by_name = true)`

@@ -99,20 +99,17 @@ export async function advanceSnapshot(
     }
     if (commits.length === 0) return snapshot
     const newest = (commits.at(-1) as SegmentCommit).version
-    const unread = known !== undefined && commits[0]?.version === known.version ? commits.slice(1) : commits
     // Only the caller's own commit is new: a checkpoint of it, or of the version before it, can
     // only be another writer's made since, and checkpoint writers point the hint at what they
     // write, so the hint alone is asked. Otherwise classic checkpoints are also found by name,
     // whatever the hint says.
-    const onlyOwn = unread.length === 0
+    const onlyOwn = known !== undefined && commits.length === 1
     const [hint, found, read] = await Promise.all([
       early ?? readLastCheckpointHint(engine, signal),
       onlyOwn ? [] : headClassicCheckpoints(engine, versionsDown(newest, low), signal),
-      readCommitBatches(engine, unread, signal),
+      commitBatches(engine, commits, known, signal),
     ])
     batches = read
-    if (known !== undefined && unread !== commits)
-      batches.unshift({ version: known.version, actions: known.actions, fromCheckpoint: false })
     listing = classicCheckpointListing(snapshot, commits, found)
     const hinted = hint !== undefined && hint.version > knownCheckpoint && hint.version <= newest
     if (hinted && versionOf(listing?.[0]) < hint.version) {
@@ -140,13 +137,25 @@ export async function advanceSnapshot(
     }
   }
   if (commits.length === 0) return snapshot
-  if (batches === undefined) {
-    const unread = known !== undefined && commits[0]?.version === known.version ? commits.slice(1) : commits
-    batches = await readCommitBatches(engine, unread, signal)
-    if (unread !== commits)
-      batches.unshift({ version: from, actions: known?.actions ?? [], fromCheckpoint: false })
-  }
+  batches ??= await commitBatches(engine, commits, known, signal)
   return replayCommits(engine, snapshot, commits, batches, signal)
+}
+
+/**
+ * The replay batches of `commits`: read, but for the caller's own commit (the first one, when
+ * `known` names it), whose content is taken as given.
+ */
+async function commitBatches(
+  engine: Engine,
+  commits: readonly SegmentCommit[],
+  known: KnownCommit | undefined,
+  signal: AbortSignal | undefined,
+): Promise<ReplayBatch[]> {
+  const own = known !== undefined && commits[0]?.version === known.version ? known : undefined
+  const batches = await readCommitBatches(engine, own === undefined ? commits : commits.slice(1), signal)
+  if (own !== undefined)
+    batches.unshift({ version: own.version, actions: own.actions, fromCheckpoint: false })
+  return batches
 }
 
 /** Applies `commits` (contiguous, right after `snapshot`, with their `batches`) to its state. */
