@@ -28,6 +28,8 @@ describe('public API', () => {
       'MaxCommitRetriesError',
       'MetadataChangedError',
       'ProtocolChangedError',
+      'RowIdAssignmentWithoutStatsError',
+      'RowTrackingNotEnabledError',
       'Snapshot',
       'StorageError',
       'TableAlreadyExistsError',
