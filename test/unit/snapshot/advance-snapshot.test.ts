@@ -49,6 +49,11 @@ const DAY = 86_400_000
 const roots: string[] = []
 after(() => Promise.all(roots.map((r) => rm(r, { recursive: true, force: true }))))
 
+// A staging cache of this file's own: the shared default one holds every other run's entries,
+// and each fill's eviction pass reads all of them (thousands of stat calls per checkpoint read).
+const cacheDir = await mkdtemp(join(tmpdir(), 'delta-rlc-advance-cache-'))
+roots.push(cacheDir)
+
 // === Random logs ===
 
 type Op =
@@ -329,13 +334,13 @@ after(async () => {
 
 async function engineFor(memory: boolean): Promise<Engine> {
   if (memory) {
-    shared.memory ??= createDefaultEngine(createMemoryStore('advance'))
+    shared.memory ??= createDefaultEngine(createMemoryStore('advance'), { cacheDir })
     return caseEngine(shared.memory, `case-${nextCase++}/`)
   }
   if (shared.local === undefined) {
     const dir = await mkdtemp(join(tmpdir(), 'delta-rlc-advance-'))
     roots.push(dir)
-    shared.local = createDefaultEngine(createLocalStore(dir))
+    shared.local = createDefaultEngine(createLocalStore(dir), { cacheDir })
   }
   return caseEngine(shared.local, `case-${nextCase++}/`)
 }
@@ -406,7 +411,7 @@ describe('snapshot advance', () => {
 
   it('returns the same snapshot when nothing was committed', async () => {
     const store = createMemoryStore('advance-same')
-    const engine = createDefaultEngine(store)
+    const engine = createDefaultEngine(store, { cacheDir })
     try {
       await store.put(
         `${LOG_DIR}${commitFileName(0n)}`,
