@@ -17,41 +17,26 @@ import type {
   RestError,
   StorageSharedKeyCredential,
 } from '@azure/storage-blob'
-import {
-  FileAlreadyExistsError,
-  FileNotFoundError,
-  InvalidArgumentError,
-  StorageError,
-} from '../errors/index.js'
+import { InvalidArgumentError, StorageError } from '../errors/index.js'
 import { appendAll } from '../util/arrays.js'
-import {
-  checkData,
-  checkDirectoryKey,
-  checkKey,
-  checkObjectKey,
-  checkRange,
-  dirOf,
-  isObjectKey,
-  sortFrom,
-} from './keys.js'
-import type { ByteRange, FileMeta, ObjectStore, PutOptions, StoreCallOptions } from './object-store.js'
+import type { FileMeta, ObjectStore } from './object-store.js'
 import { readFully } from './read-fully.js'
 import {
-  commonVerdict,
-  firstLine,
-  type RequestFailure,
-  redact,
-  sanitizedCause,
-  timeoutFailure,
-} from './request-failure.js'
+  checkListPageSize,
+  type FailureVerdict,
+  locationPrefix,
+  nonEmpty,
+  type ObjectProperties,
+  optionsWithLocation,
+  RemoteStore,
+} from './remote-store.js'
+import { firstLine, type RequestFailure, redact, sanitizedCause } from './request-failure.js'
 import {
   type AttemptVerdict,
   type RetriedCall,
   type RetryOptions,
   type RetryPolicy,
   resolveRetryPolicy,
-  runWithRetries,
-  verdictForOwnError,
 } from './retry.js'
 
 /** A token credential (from `@azure/identity`, say), as the SDK accepts it. */
@@ -169,18 +154,14 @@ export function createAzureStore(
   locationOrOptions: string | AzureStoreOptions,
   maybeOptions?: AzureStoreOptions,
 ): ObjectStore {
-  const options: AzureStoreOptions =
-    typeof locationOrOptions === 'string'
-      ? { ...maybeOptions, location: locationOrOptions }
-      : locationOrOptions
-  if (typeof options.location !== 'string') {
-    throw new InvalidArgumentError('createAzureStore needs a location such as az://<container>/<prefix>', {
-      argument: 'location',
-    })
-  }
+  const options = optionsWithLocation(
+    locationOrOptions,
+    maybeOptions,
+    'createAzureStore needs a location such as az://<container>/<prefix>',
+  )
   const location = parseAzureLocation(options.location)
   const access = resolveAccess(location, options, options.env ?? process.env)
-  const pageSize = checkPageSize(options.listPageSize)
+  const pageSize = checkListPageSize(options.listPageSize, 5000)
   const policy = resolveRetryPolicy(options.retry)
   // Retries belong to runWithRetries; see the module comment.
   const pipeline = { retryOptions: { maxTries: 1 } }
@@ -305,7 +286,6 @@ function resolveAccess(
   options: AzureStoreOptions,
   env: Readonly<Record<string, string | undefined>>,
 ): Access {
-  const nonEmpty = (v: string | undefined) => (v === undefined || v.trim() === '' ? undefined : v.trim())
   const optionConnection = nonEmpty(options.connectionString)
   const envConnection = nonEmpty(env.AZURE_STORAGE_CONNECTION_STRING)
   let connection: ConnectionString | undefined
@@ -461,16 +441,6 @@ function checkEndpoint(text: string): string {
   return text.replace(/\/+$/, '')
 }
 
-function checkPageSize(size: number | undefined): number | undefined {
-  if (size === undefined) return undefined
-  if (!Number.isSafeInteger(size) || size < 1 || size > 5000) {
-    throw new InvalidArgumentError(`Invalid listPageSize ${size}: use an integer from 1 to 5000`, {
-      argument: 'listPageSize',
-    })
-  }
-  return size
-}
-
 function accountOfHost(host: string, location: string): { name: string; suffix: string } {
   const m = /^([a-z0-9]+)\.(?:dfs|blob)\.(.+)$/i.exec(host)
   if (m === null) {
@@ -483,17 +453,7 @@ function accountOfHost(host: string, location: string): { name: string; suffix: 
 }
 
 function normalizePrefix(raw: string, location: string): string {
-  const prefix = raw.replace(/^\/+|\/+$/g, '')
-  if (prefix === '') return ''
-  try {
-    checkKey(prefix)
-  } catch (err) {
-    throw new InvalidArgumentError(
-      `Invalid Azure location '${redactLocation(location)}': its path has an empty, '.' or '..' segment`,
-      { argument: 'location', cause: err },
-    )
-  }
-  return prefix
+  return locationPrefix(raw, `Invalid Azure location '${redactLocation(location)}'`)
 }
 
 function redactLocation(location: string): string {
@@ -524,92 +484,73 @@ interface BlobListItem {
   readonly metadata?: Record<string, string> | undefined
 }
 
-class AzureStore implements ObjectStore {
-  readonly root: string
+/** The Azure Blob Storage calls behind the shared {@link RemoteStore} scaffolding. */
+class AzureStore extends RemoteStore {
   /**
    * A listing pages through the whole directory. The service's `startFrom` list option is not
    * sent: Azurite 3.35 does not implement it, so no test here could check what it returns. A
    * caller expecting one name heads it instead (one request, whatever the size of the directory).
    */
   readonly listingReadsWholeDirectory = true
-  readonly #p: AzureStoreParts
+  readonly #container: ContainerClient
+  readonly #containerName: string
+  readonly #account: string | undefined
+  readonly #pageSize: number | undefined
 
   constructor(parts: AzureStoreParts) {
-    this.root = parts.root
-    this.#p = parts
-  }
-
-  async read(key: string, range?: ByteRange, opts?: StoreCallOptions): Promise<Uint8Array> {
-    checkObjectKey(key)
-    checkRange(range)
-    opts?.signal?.throwIfAborted()
-    // The service reads a zero count as "to the end", so an empty range only checks existence.
-    if (range?.length === 0) {
-      await this.head(key, opts)
-      return new Uint8Array(0)
-    }
-    const blob = this.#p.container.getBlobClient(this.#p.prefix + key)
-    const offset = range?.offset ?? 0
-    const count = range === undefined || range.length === Infinity ? undefined : range.length
-    return this.#run(
-      'read',
-      this.#path(key),
-      opts?.signal,
-      notFoundAsFileNotFound(this.#path(key)),
-      async (signal) => {
-        try {
-          const response = await blob.download(offset, count, { abortSignal: signal, maxRetryRequests: 0 })
-          return await readFully(response.readableStreamBody, response.contentLength, signal, this.#path(key))
-        } catch (err) {
-          // 416: the range starts at or past the end of an existing object.
-          if (isRestError(err) && err.statusCode === 416) return new Uint8Array(0)
-          throw err
-        }
-      },
-    )
-  }
-
-  async head(key: string, opts?: StoreCallOptions): Promise<FileMeta> {
-    checkObjectKey(key)
-    opts?.signal?.throwIfAborted()
-    const blob = this.#p.container.getBlobClient(this.#p.prefix + key)
-    const props = await this.#run(
-      'head',
-      this.#path(key),
-      opts?.signal,
-      notFoundAsFileNotFound(this.#path(key)),
-      (signal) => blob.getProperties({ abortSignal: signal }),
-    )
-    return Object.freeze({
-      key,
-      size: props.contentLength ?? 0,
-      lastModified: props.lastModified?.getTime() ?? 0,
+    super({
+      root: parts.root,
+      service: SERVICE,
+      prefix: parts.prefix,
+      policy: parts.policy,
+      secrets: parts.secrets,
+      credentialHint: CREDENTIAL_HINT,
     })
+    this.#container = parts.container
+    this.#containerName = parts.containerName
+    this.#account = parts.account
+    this.#pageSize = parts.pageSize
   }
 
-  async put(key: string, data: Uint8Array, opts?: PutOptions): Promise<FileMeta | undefined> {
-    checkObjectKey(key)
-    checkData(data)
-    opts?.signal?.throwIfAborted()
-    const blob = this.#p.container.getBlockBlobClient(this.#p.prefix + key)
-    const path = this.#path(key)
-    const ifNotExists = opts?.ifNotExists === true
-    const exists = (failure: RequestFailure): AttemptVerdict | undefined =>
+  protected override async readAttempt(
+    objectKey: string,
+    offset: number,
+    count: number | undefined,
+    signal: AbortSignal,
+    path: string,
+  ): Promise<Uint8Array> {
+    const response = await this.#container
+      .getBlobClient(objectKey)
+      .download(offset, count, { abortSignal: signal, maxRetryRequests: 0 })
+    return readFully(response.readableStreamBody, response.contentLength, signal, path)
+  }
+
+  protected override async headAttempt(objectKey: string, signal: AbortSignal): Promise<ObjectProperties> {
+    const props = await this.#container.getBlobClient(objectKey).getProperties({ abortSignal: signal })
+    return { size: props.contentLength ?? 0, lastModified: props.lastModified?.getTime() ?? 0 }
+  }
+
+  protected override async putObject(
+    key: string,
+    data: Uint8Array,
+    ifNotExists: boolean,
+    signal: AbortSignal | undefined,
+  ): Promise<FileMeta | undefined> {
+    const blob = this.#container.getBlockBlobClient(this.settings.prefix + key)
+    const path = this.path(key)
+    const exists: FailureVerdict = (failure) =>
       ifNotExists &&
       (failure.status === 412 || (failure.status === 409 && failure.code === 'BlobAlreadyExists'))
-        ? {
-            kind: 'throw',
-            error: new FileAlreadyExistsError(path, { cause: sanitizedCause(SERVICE, failure) }),
-          }
+        ? this.alreadyExistsVerdict(path, failure)
         : undefined
-    const response = await this.#run(
+    const response = await this.run(
       'put',
       path,
-      opts?.signal,
+      signal,
       exists,
-      (signal) =>
+      (attemptSignal) =>
         blob.upload(data, data.byteLength, {
-          abortSignal: signal,
+          abortSignal: attemptSignal,
           conditions: ifNotExists ? { ifNoneMatch: '*' } : undefined,
         }),
       ifNotExists ? 'conditional' : 'plain',
@@ -621,106 +562,53 @@ class AzureStore implements ObjectStore {
       : Object.freeze({ key, size: data.byteLength, lastModified })
   }
 
-  async delete(key: string, opts?: StoreCallOptions): Promise<void> {
-    checkObjectKey(key)
-    opts?.signal?.throwIfAborted()
-    const blob = this.#p.container.getBlobClient(this.#p.prefix + key)
-    await this.#run('delete', this.#path(key), opts?.signal, undefined, (signal) =>
-      blob.deleteIfExists({ abortSignal: signal }),
-    )
-  }
-
-  async *listFrom(from: string, opts?: StoreCallOptions): AsyncGenerator<FileMeta> {
-    checkKey(from)
-    const signal = opts?.signal
-    signal?.throwIfAborted()
-    const found: FileMeta[] = []
-    for await (const page of this.#pages(dirOf(from), true, signal)) appendAll(found, page)
-    for (const meta of sortFrom(found, from)) {
-      signal?.throwIfAborted()
-      yield meta
-    }
-  }
-
-  async *listRecursive(prefix: string, opts?: StoreCallOptions): AsyncGenerator<FileMeta> {
-    checkKey(prefix)
-    checkDirectoryKey(prefix)
-    const signal = opts?.signal
-    signal?.throwIfAborted()
-    for await (const page of this.#pages(prefix, false, signal)) {
-      for (const meta of page) {
-        signal?.throwIfAborted()
-        yield meta
-      }
-    }
-  }
-
-  // === Helpers ===
-
-  #path(key: string): string {
-    return `${this.root}/${key}`
+  protected override async deleteAttempt(objectKey: string, signal: AbortSignal): Promise<void> {
+    await this.#container.getBlobClient(objectKey).deleteIfExists({ abortSignal: signal })
   }
 
   /** Pages of a listing, each fetched with retries; hierarchical pages hold one directory level. */
-  async *#pages(
+  protected override async *pages(
     dirKey: string,
     hierarchical: boolean,
+    _from: string | undefined,
     signal: AbortSignal | undefined,
   ): AsyncGenerator<FileMeta[]> {
-    const prefix = this.#p.prefix + dirKey
-    const settings = { continuationToken: undefined as string | undefined, maxPageSize: this.#p.pageSize }
+    const prefix = this.settings.prefix + dirKey
+    const settings = { continuationToken: undefined as string | undefined, maxPageSize: this.#pageSize }
     do {
-      const page = await this.#run('list', this.#path(dirKey), signal, undefined, async (attemptSignal) => {
+      const page = await this.run('list', this.path(dirKey), signal, undefined, async (attemptSignal) => {
         const options = { prefix, abortSignal: attemptSignal, includeMetadata: true }
         const result = hierarchical
-          ? await this.#p.container.listBlobsByHierarchy('/', options).byPage(settings).next()
-          : await this.#p.container.listBlobsFlat(options).byPage(settings).next()
+          ? await this.#container.listBlobsByHierarchy('/', options).byPage(settings).next()
+          : await this.#container.listBlobsFlat(options).byPage(settings).next()
         if (result.done) return { items: [] as BlobListItem[], next: undefined }
         return {
           items: result.value.segment.blobItems as BlobListItem[],
           next: result.value.continuationToken,
         }
       })
-      yield page.items.flatMap((item) => this.#meta(item))
+      yield page.items.flatMap((item) =>
+        // Accounts with a hierarchical namespace list their directories as empty placeholder blobs.
+        item.metadata?.hdi_isfolder === 'true'
+          ? []
+          : this.listed(
+              item.name,
+              item.properties.contentLength ?? 0,
+              item.properties.lastModified.getTime(),
+            ),
+      )
       settings.continuationToken = page.next === '' ? undefined : page.next
     } while (settings.continuationToken !== undefined)
   }
 
-  #meta(item: BlobListItem): FileMeta[] {
-    // Accounts with a hierarchical namespace list their directories as empty placeholder blobs.
-    if (item.metadata?.hdi_isfolder === 'true') return []
-    const key = item.name.slice(this.#p.prefix.length)
-    if (!isObjectKey(key)) return []
-    return [
-      Object.freeze({
-        key,
-        size: item.properties.contentLength ?? 0,
-        lastModified: item.properties.lastModified.getTime(),
-      }),
-    ]
+  protected override storeVerdict(_call: RetriedCall, failure: RequestFailure): AttemptVerdict | undefined {
+    return failure.code === 'ContainerNotFound'
+      ? { kind: 'throw', error: this.#containerMissing(failure) }
+      : undefined
   }
 
-  #run<T>(
-    action: string,
-    path: string,
-    signal: AbortSignal | undefined,
-    specific: ((failure: RequestFailure) => AttemptVerdict | undefined) | undefined,
-    attempt: (signal: AbortSignal) => Promise<T>,
-    write?: 'plain' | 'conditional',
-  ): Promise<T> {
-    const call: RetriedCall = { action, path, service: SERVICE, write }
-    return runWithRetries(this.#p.policy, call, signal, attempt, (err, timedOut) => {
-      const own = verdictForOwnError(err)
-      if (own !== undefined) return own
-      const failure = timedOut ? timeoutFailure(this.#p.policy.attemptTimeoutMs) : this.#failureOf(err)
-      if (failure.code === 'ContainerNotFound')
-        return { kind: 'throw', error: this.#containerMissing(failure) }
-      return specific?.(failure) ?? commonVerdict(call, failure, CREDENTIAL_HINT)
-    })
-  }
-
-  #failureOf(err: unknown): RequestFailure {
-    const secrets = this.#p.secrets
+  protected override failureOf(err: unknown): RequestFailure {
+    const secrets = this.settings.secrets
     if (isRestError(err)) {
       const detailCode = (err.details as { errorCode?: unknown } | undefined)?.errorCode
       return Object.freeze({
@@ -740,9 +628,9 @@ class AzureStore implements ObjectStore {
   }
 
   #containerMissing(failure: RequestFailure): StorageError {
-    const account = this.#p.account === undefined ? '' : ` in storage account '${this.#p.account}'`
+    const account = this.#account === undefined ? '' : ` in storage account '${this.#account}'`
     return new StorageError(
-      `The Azure container '${this.#p.containerName}'${account} does not exist (location ${this.root}).`,
+      `The Azure container '${this.#containerName}'${account} does not exist (location ${this.root}).`,
       {
         path: this.root,
         cause: sanitizedCause(SERVICE, failure),
@@ -750,13 +638,6 @@ class AzureStore implements ObjectStore {
       },
     )
   }
-}
-
-function notFoundAsFileNotFound(path: string): (failure: RequestFailure) => AttemptVerdict | undefined {
-  return (failure) =>
-    failure.status === 404
-      ? { kind: 'throw', error: new FileNotFoundError(path, { cause: sanitizedCause(SERVICE, failure) }) }
-      : undefined
 }
 
 /**

@@ -23,27 +23,19 @@ import {
   StorageError,
   UnsupportedError,
 } from '../errors/index.js'
-import { appendAll } from '../util/arrays.js'
-import {
-  checkData,
-  checkDirectoryKey,
-  checkKey,
-  checkObjectKey,
-  checkRange,
-  compareUtf8,
-  dirOf,
-  isObjectKey,
-  sortFrom,
-} from './keys.js'
-import type { ByteRange, FileMeta, ObjectStore, PutOptions, StoreCallOptions } from './object-store.js'
+import { compareUtf8 } from './keys.js'
+import type { FileMeta, ObjectStore, StoreCallOptions } from './object-store.js'
 import { readFully } from './read-fully.js'
 import {
-  commonVerdict,
-  firstLine,
-  type RequestFailure,
-  sanitizedCause,
-  timeoutFailure,
-} from './request-failure.js'
+  checkListPageSize,
+  type FailureVerdict,
+  locationPrefix,
+  nonEmpty,
+  type ObjectProperties,
+  optionsWithLocation,
+  RemoteStore,
+} from './remote-store.js'
+import { firstLine, type RequestFailure, sanitizedCause } from './request-failure.js'
 import {
   type AttemptVerdict,
   backoffDelayMs,
@@ -51,8 +43,6 @@ import {
   type RetryOptions,
   type RetryPolicy,
   resolveRetryPolicy,
-  runWithRetries,
-  verdictForOwnError,
 } from './retry.js'
 
 /** Options of {@link createS3Store}. Explicit options win over environment variables. */
@@ -158,18 +148,13 @@ export function createS3Store(
   locationOrOptions: string | S3StoreOptions,
   maybeOptions?: S3StoreOptions,
 ): ObjectStore {
-  const options: S3StoreOptions =
-    typeof locationOrOptions === 'string'
-      ? { ...maybeOptions, location: locationOrOptions }
-      : locationOrOptions
-  if (typeof options.location !== 'string') {
-    throw new InvalidArgumentError('createS3Store needs a location such as s3://<bucket>/<prefix>', {
-      argument: 'location',
-    })
-  }
+  const options = optionsWithLocation(
+    locationOrOptions,
+    maybeOptions,
+    'createS3Store needs a location such as s3://<bucket>/<prefix>',
+  )
   const location = parseS3Location(options.location)
   const env = options.env ?? process.env
-  const nonEmpty = (v: string | undefined) => (v === undefined || v.trim() === '' ? undefined : v.trim())
 
   const region =
     nonEmpty(options.region) ?? nonEmpty(env.AWS_REGION) ?? nonEmpty(env.AWS_DEFAULT_REGION) ?? 'us-east-1'
@@ -204,12 +189,7 @@ export function createS3Store(
       },
     )
   }
-  const pageSize = options.listPageSize ?? 1000
-  if (!Number.isSafeInteger(pageSize) || pageSize < 1 || pageSize > 1000) {
-    throw new InvalidArgumentError(`Invalid listPageSize ${pageSize}: use an integer from 1 to 1000`, {
-      argument: 'listPageSize',
-    })
-  }
+  const pageSize = checkListPageSize(options.listPageSize, 1000) ?? 1000
   const sdk = s3Sdk()
   const client = new sdk.S3Client({
     region,
@@ -252,20 +232,7 @@ export function parseS3Location(location: string): S3Location {
     })
   }
   const bucket = m[1]!
-  const prefix = (m[2] ?? '').replace(/^\/+|\/+$/g, '')
-  if (prefix !== '') {
-    try {
-      checkKey(prefix)
-    } catch (err) {
-      throw new InvalidArgumentError(
-        `Invalid S3 location '${location}': its path has an empty, '.' or '..' segment`,
-        {
-          argument: 'location',
-          cause: err,
-        },
-      )
-    }
-  }
+  const prefix = locationPrefix(m[2] ?? '', `Invalid S3 location '${location}'`)
   return Object.freeze({ bucket, prefix, display: `s3://${bucket}${prefix === '' ? '' : `/${prefix}`}` })
 }
 
@@ -313,111 +280,96 @@ interface S3StoreParts {
 /** A 409 ConditionalRequestConflict: another conditional write of the key is in flight. */
 class ConditionalRequestConflict extends StorageError {}
 
-class S3Store implements ObjectStore {
-  readonly root: string
-  readonly #p: S3StoreParts
+/** The S3 calls behind the shared {@link RemoteStore} scaffolding. */
+class S3Store extends RemoteStore {
+  readonly #sdk: S3Sdk
+  readonly #client: S3Client
+  readonly #bucket: string
+  readonly #conditionalPut: boolean
+  readonly #pageSize: number
   /** Set once the bucket is known to exist, so that a HEAD 404 can only mean a missing object. */
   #bucketSeen = false
 
   constructor(parts: S3StoreParts) {
-    this.root = parts.root
-    this.#p = parts
-  }
-
-  async read(key: string, range?: ByteRange, opts?: StoreCallOptions): Promise<Uint8Array> {
-    checkObjectKey(key)
-    checkRange(range)
-    opts?.signal?.throwIfAborted()
-    // A Range header cannot express an empty range; an empty read only checks existence.
-    if (range?.length === 0) {
-      await this.head(key, opts)
-      return new Uint8Array(0)
-    }
-    const path = this.#path(key)
-    const wholeObject = range === undefined || (range.offset === 0 && range.length === Infinity)
-    const rangeHeader =
-      wholeObject || range === undefined
-        ? undefined
-        : `bytes=${range.offset}-${range.length === Infinity ? '' : range.offset + range.length - 1}`
-    return this.#run('read', path, opts?.signal, this.#notFound(path), async (signal) => {
-      try {
-        const response = await this.#p.client.send(
-          new this.#p.sdk.GetObjectCommand({
-            Bucket: this.#p.bucket,
-            Key: this.#p.prefix + key,
-            Range: rangeHeader,
-          }),
-          { abortSignal: signal },
-        )
-        this.#bucketSeen = true
-        return await readFully(
-          response.Body as AsyncIterable<Uint8Array> | undefined,
-          response.ContentLength,
-          signal,
-          path,
-        )
-      } catch (err) {
-        // 416: the range starts at or past the end of an existing object.
-        if (statusOf(err) === 416) return new Uint8Array(0)
-        throw err
-      }
+    super({
+      root: parts.root,
+      service: SERVICE,
+      prefix: parts.prefix,
+      policy: parts.policy,
+      secrets: parts.secrets,
+      credentialHint: CREDENTIAL_HINT,
     })
+    this.#sdk = parts.sdk
+    this.#client = parts.client
+    this.#bucket = parts.bucket
+    this.#conditionalPut = parts.conditionalPut
+    this.#pageSize = parts.pageSize
   }
 
-  async head(key: string, opts?: StoreCallOptions): Promise<FileMeta> {
-    checkObjectKey(key)
-    const signal = opts?.signal
-    signal?.throwIfAborted()
-    const path = this.#path(key)
-    const response = await this.#run(
-      'head',
-      path,
-      signal,
-      (failure) =>
-        failure.status === 404
-          ? { kind: 'throw', error: new FileNotFoundError(path, { cause: sanitizedCause(SERVICE, failure) }) }
-          : undefined,
-      (attemptSignal) =>
-        this.#p.client.send(
-          new this.#p.sdk.HeadObjectCommand({ Bucket: this.#p.bucket, Key: this.#p.prefix + key }),
-          {
-            abortSignal: attemptSignal,
-          },
-        ),
-    ).catch(async (err: unknown) => {
+  override async head(key: string, opts?: StoreCallOptions): Promise<FileMeta> {
+    try {
+      const meta = await super.head(key, opts)
+      this.#bucketSeen = true
+      return meta
+    } catch (err) {
       // HEAD answers carry no error code: a missing bucket looks like a missing key.
-      if (err instanceof FileNotFoundError) await this.#checkBucket(signal)
+      if (err instanceof FileNotFoundError) await this.#checkBucket(opts?.signal)
       throw err
-    })
-    this.#bucketSeen = true
-    return Object.freeze({
-      key,
-      size: response.ContentLength ?? 0,
-      lastModified: response.LastModified?.getTime() ?? 0,
-    })
+    }
   }
 
-  async put(key: string, data: Uint8Array, opts?: PutOptions): Promise<void> {
-    checkObjectKey(key)
-    checkData(data)
-    const signal = opts?.signal
-    signal?.throwIfAborted()
-    const path = this.#path(key)
-    const ifNotExists = opts?.ifNotExists === true
-    if (ifNotExists && !this.#p.conditionalPut) {
+  protected override isMissingObject(failure: RequestFailure): boolean {
+    return failure.status === 404 && failure.code === 'NoSuchKey'
+  }
+
+  protected override async readAttempt(
+    objectKey: string,
+    offset: number,
+    count: number | undefined,
+    signal: AbortSignal,
+    path: string,
+  ): Promise<Uint8Array> {
+    const rangeHeader =
+      offset === 0 && count === undefined
+        ? undefined
+        : `bytes=${offset}-${count === undefined ? '' : offset + count - 1}`
+    const response = await this.#client.send(
+      new this.#sdk.GetObjectCommand({ Bucket: this.#bucket, Key: objectKey, Range: rangeHeader }),
+      { abortSignal: signal },
+    )
+    this.#bucketSeen = true
+    return readFully(
+      response.Body as AsyncIterable<Uint8Array> | undefined,
+      response.ContentLength,
+      signal,
+      path,
+    )
+  }
+
+  protected override async headAttempt(objectKey: string, signal: AbortSignal): Promise<ObjectProperties> {
+    const response = await this.#client.send(
+      new this.#sdk.HeadObjectCommand({ Bucket: this.#bucket, Key: objectKey }),
+      { abortSignal: signal },
+    )
+    return { size: response.ContentLength ?? 0, lastModified: response.LastModified?.getTime() ?? 0 }
+  }
+
+  protected override async putObject(
+    key: string,
+    data: Uint8Array,
+    ifNotExists: boolean,
+    signal: AbortSignal | undefined,
+  ): Promise<undefined> {
+    const path = this.path(key)
+    if (ifNotExists && !this.#conditionalPut) {
       throw new UnsupportedError(
         `Cannot put ${path} if absent (conditionalPut is 'disabled'): this S3 endpoint cannot guarantee put-if-absent; commits are refused rather than risk a lost write.`,
         { hint: "Use a service that honours If-None-Match (AWS S3 does) and set conditionalPut: 'enabled'." },
       )
     }
-    const specific = (failure: RequestFailure): AttemptVerdict | undefined => {
+    const specific: FailureVerdict = (failure) => {
       if (!ifNotExists) return undefined
-      if (failure.status === 412) {
-        return {
-          kind: 'throw',
-          error: new FileAlreadyExistsError(path, { cause: sanitizedCause(SERVICE, failure) }),
-        }
-      }
+      if (failure.status === 412) return this.alreadyExistsVerdict(path, failure)
       if (failure.status === 409 && failure.code === 'ConditionalRequestConflict') {
         return {
           kind: 'throw',
@@ -436,10 +388,10 @@ class S3Store implements ObjectStore {
       return undefined
     }
     const attempt = (attemptSignal: AbortSignal) =>
-      this.#p.client.send(
-        new this.#p.sdk.PutObjectCommand({
-          Bucket: this.#p.bucket,
-          Key: this.#p.prefix + key,
+      this.#client.send(
+        new this.#sdk.PutObjectCommand({
+          Bucket: this.#bucket,
+          Key: this.settings.prefix + key,
           Body: data,
           ContentLength: data.byteLength,
           IfNoneMatch: ifNotExists ? '*' : undefined,
@@ -448,19 +400,19 @@ class S3Store implements ObjectStore {
       )
     for (let conflicts = 0; conflicts <= CONFLICT_RETRIES; conflicts++) {
       try {
-        await this.#run('put', path, signal, specific, attempt, ifNotExists ? 'conditional' : 'plain')
+        await this.run('put', path, signal, specific, attempt, ifNotExists ? 'conditional' : 'plain')
         this.#bucketSeen = true
-        return
+        return undefined
       } catch (err) {
         if (!(err instanceof ConditionalRequestConflict)) throw err
       }
       if (conflicts < CONFLICT_RETRIES)
-        await abortableSleep(backoffDelayMs(this.#p.policy, conflicts), signal)
+        await abortableSleep(backoffDelayMs(this.settings.policy, conflicts), signal)
     }
     // Every attempt was refused without effect, so an object there now was written by another
     // writer: this put lost. With no object, the key stayed contended for too long.
     try {
-      await this.head(key, opts)
+      await this.head(key, { signal })
     } catch (err) {
       if (!(err instanceof FileNotFoundError)) throw err
       throw new StorageError(
@@ -471,98 +423,56 @@ class S3Store implements ObjectStore {
     throw new FileAlreadyExistsError(path)
   }
 
-  async delete(key: string, opts?: StoreCallOptions): Promise<void> {
-    checkObjectKey(key)
-    opts?.signal?.throwIfAborted()
-    const path = this.#path(key)
-    await this.#run('delete', path, opts?.signal, undefined, async (attemptSignal) => {
-      try {
-        await this.#p.client.send(
-          new this.#p.sdk.DeleteObjectCommand({ Bucket: this.#p.bucket, Key: this.#p.prefix + key }),
-          {
-            abortSignal: attemptSignal,
-          },
-        )
-      } catch (err) {
-        // Some S3-compatible services answer 404 for a missing key; deleting it still succeeds.
-        if (statusOf(err) !== 404 || (err as { name?: unknown }).name !== 'NoSuchKey') throw err
-      }
-    })
-  }
-
-  async *listFrom(from: string, opts?: StoreCallOptions): AsyncGenerator<FileMeta> {
-    checkKey(from)
-    const signal = opts?.signal
-    signal?.throwIfAborted()
-    const dirKey = dirOf(from)
-    // StartAfter is exclusive: starting after a proper prefix of `from` keeps `from` itself.
-    const startAfter = from === dirKey ? undefined : this.#p.prefix + from.slice(0, -lastCharLength(from))
-    const found: FileMeta[] = []
-    for await (const page of this.#pages(dirKey, true, startAfter, signal)) appendAll(found, page)
-    for (const meta of sortFrom(found, from)) {
-      signal?.throwIfAborted()
-      yield meta
+  protected override async deleteAttempt(objectKey: string, signal: AbortSignal): Promise<void> {
+    try {
+      await this.#client.send(new this.#sdk.DeleteObjectCommand({ Bucket: this.#bucket, Key: objectKey }), {
+        abortSignal: signal,
+      })
+    } catch (err) {
+      // Some S3-compatible services answer 404 for a missing key; deleting it still succeeds.
+      if (statusOf(err) !== 404 || (err as { name?: unknown }).name !== 'NoSuchKey') throw err
     }
-  }
-
-  async *listRecursive(prefix: string, opts?: StoreCallOptions): AsyncGenerator<FileMeta> {
-    checkKey(prefix)
-    checkDirectoryKey(prefix)
-    const signal = opts?.signal
-    signal?.throwIfAborted()
-    for await (const page of this.#pages(prefix, false, undefined, signal)) {
-      for (const meta of page) {
-        signal?.throwIfAborted()
-        yield meta
-      }
-    }
-  }
-
-  // === Helpers ===
-
-  #path(key: string): string {
-    return `${this.root}/${key}`
   }
 
   /**
    * Pages of a listing. Pages advance with StartAfter rather than continuation tokens: it is as
    * standard, and it skips a whole common prefix in one step.
    */
-  async *#pages(
+  protected override async *pages(
     dirKey: string,
     delimited: boolean,
-    startAfter: string | undefined,
+    from: string | undefined,
     signal: AbortSignal | undefined,
   ): AsyncGenerator<FileMeta[]> {
-    const prefix = this.#p.prefix + dirKey
-    let after = startAfter
+    const prefix = this.settings.prefix + dirKey
+    // StartAfter is exclusive: starting after a proper prefix of `from` keeps `from` itself.
+    let after =
+      from === undefined || from === dirKey
+        ? undefined
+        : this.settings.prefix + from.slice(0, -lastCharLength(from))
     for (;;) {
-      const response: ListObjectsV2CommandOutput = await this.#run(
+      const response: ListObjectsV2CommandOutput = await this.run(
         'list',
-        this.#path(dirKey),
+        this.path(dirKey),
         signal,
         undefined,
         (attemptSignal) =>
-          this.#p.client.send(
-            new this.#p.sdk.ListObjectsV2Command({
-              Bucket: this.#p.bucket,
+          this.#client.send(
+            new this.#sdk.ListObjectsV2Command({
+              Bucket: this.#bucket,
               Prefix: prefix,
               Delimiter: delimited ? '/' : undefined,
               StartAfter: after,
-              MaxKeys: this.#p.pageSize,
+              MaxKeys: this.#pageSize,
             }),
             { abortSignal: attemptSignal },
           ),
       )
       this.#bucketSeen = true
       const contents = response.Contents ?? []
-      yield contents.flatMap((object) => {
-        const key = (object.Key ?? '').slice(this.#p.prefix.length)
-        if (!isObjectKey(key)) return []
-        return [
-          Object.freeze({ key, size: object.Size ?? 0, lastModified: object.LastModified?.getTime() ?? 0 }),
-        ]
-      })
+      yield contents.flatMap((object) =>
+        this.listed(object.Key ?? '', object.Size ?? 0, object.LastModified?.getTime() ?? 0),
+      )
       if (response.IsTruncated !== true) return
       // Past every key under the last common prefix: U+10FFFF sorts after any character.
       const candidates = [
@@ -574,9 +484,9 @@ class S3Store implements ObjectStore {
       const next = candidates.sort(compareUtf8).at(-1)
       if (next === undefined || (after !== undefined && compareUtf8(next, after) <= 0)) {
         throw new StorageError(
-          `Could not list ${this.#path(dirKey)}: the service returned a truncated page that does not advance`,
+          `Could not list ${this.path(dirKey)}: the service returned a truncated page that does not advance`,
           {
-            path: this.#path(dirKey),
+            path: this.path(dirKey),
           },
         )
       }
@@ -584,75 +494,27 @@ class S3Store implements ObjectStore {
     }
   }
 
-  async #checkBucket(signal: AbortSignal | undefined): Promise<void> {
-    if (this.#bucketSeen) return
-    const exists = await this.#run(
-      'check the bucket of',
-      this.root,
-      signal,
-      undefined,
-      async (attemptSignal) => {
-        try {
-          await this.#p.client.send(new this.#p.sdk.HeadBucketCommand({ Bucket: this.#p.bucket }), {
-            abortSignal: attemptSignal,
-          })
-          return true
-        } catch (err) {
-          const status = statusOf(err)
-          if (status === 404) return false
-          // Without permission to check the bucket, assume it exists: the key alone is missing.
-          if (status === 403) return true
-          throw err
-        }
-      },
-    )
-    if (!exists) {
-      throw this.#bucketMissing({ status: 404, code: 'NoSuchBucket', message: '', requestId: undefined })
+  protected override storeVerdict(call: RetriedCall, failure: RequestFailure): AttemptVerdict | undefined {
+    if (failure.code === 'NoSuchBucket') {
+      return { kind: 'throw', error: this.#bucketMissing(failure) }
     }
-    this.#bucketSeen = true
-  }
-
-  #notFound(path: string): (failure: RequestFailure) => AttemptVerdict | undefined {
-    return (failure) =>
-      failure.status === 404 && failure.code === 'NoSuchKey'
-        ? { kind: 'throw', error: new FileNotFoundError(path, { cause: sanitizedCause(SERVICE, failure) }) }
-        : undefined
-  }
-
-  #run<T>(
-    action: string,
-    path: string,
-    signal: AbortSignal | undefined,
-    specific: ((failure: RequestFailure) => AttemptVerdict | undefined) | undefined,
-    attempt: (signal: AbortSignal) => Promise<T>,
-    write?: 'plain' | 'conditional',
-  ): Promise<T> {
-    const call: RetriedCall = { action, path, service: SERVICE, write }
-    return runWithRetries(this.#p.policy, call, signal, attempt, (err, timedOut) => {
-      const own = verdictForOwnError(err)
-      if (own !== undefined) return own
-      const failure = timedOut ? timeoutFailure(this.#p.policy.attemptTimeoutMs) : this.#failureOf(err)
-      if (failure.code === 'NoSuchBucket') {
-        return { kind: 'throw', error: this.#bucketMissing(failure) }
+    if (failure.code === 'CredentialsProviderError') {
+      return {
+        kind: 'throw',
+        error: new StorageError(
+          `Could not ${call.action} ${call.path}: no S3 credentials were found (${failure.message}).`,
+          {
+            path: call.path,
+            cause: sanitizedCause(SERVICE, failure),
+            hint: CREDENTIAL_HINT,
+          },
+        ),
       }
-      if (failure.code === 'CredentialsProviderError') {
-        return {
-          kind: 'throw',
-          error: new StorageError(
-            `Could not ${action} ${path}: no S3 credentials were found (${failure.message}).`,
-            {
-              path,
-              cause: sanitizedCause(SERVICE, failure),
-              hint: CREDENTIAL_HINT,
-            },
-          ),
-        }
-      }
-      return specific?.(failure) ?? commonVerdict(call, failure, CREDENTIAL_HINT)
-    })
+    }
+    return undefined
   }
 
-  #failureOf(err: unknown): RequestFailure {
+  protected override failureOf(err: unknown): RequestFailure {
     const e = err as {
       name?: unknown
       message?: unknown
@@ -674,13 +536,41 @@ class S3Store implements ObjectStore {
     return Object.freeze({
       status,
       code,
-      message: firstLine(e?.message, this.#p.secrets),
+      message: firstLine(e?.message, this.settings.secrets),
       requestId: typeof requestId === 'string' ? requestId : undefined,
     })
   }
 
+  async #checkBucket(signal: AbortSignal | undefined): Promise<void> {
+    if (this.#bucketSeen) return
+    const exists = await this.run(
+      'check the bucket of',
+      this.root,
+      signal,
+      undefined,
+      async (attemptSignal) => {
+        try {
+          await this.#client.send(new this.#sdk.HeadBucketCommand({ Bucket: this.#bucket }), {
+            abortSignal: attemptSignal,
+          })
+          return true
+        } catch (err) {
+          const status = statusOf(err)
+          if (status === 404) return false
+          // Without permission to check the bucket, assume it exists: the key alone is missing.
+          if (status === 403) return true
+          throw err
+        }
+      },
+    )
+    if (!exists) {
+      throw this.#bucketMissing({ status: 404, code: 'NoSuchBucket', message: '', requestId: undefined })
+    }
+    this.#bucketSeen = true
+  }
+
   #bucketMissing(failure: RequestFailure): StorageError {
-    return new StorageError(`The S3 bucket '${this.#p.bucket}' does not exist (location ${this.root}).`, {
+    return new StorageError(`The S3 bucket '${this.#bucket}' does not exist (location ${this.root}).`, {
       path: this.root,
       cause: sanitizedCause(SERVICE, failure),
       hint: 'Create the bucket first, or fix the bucket name in the location.',
