@@ -1,11 +1,18 @@
 import type { DuckDBConnection } from '@duckdb/node-api'
-import type { ColumnSpec, DataPlane, FileMatches, ScanRequest } from '../engine/data-plane.js'
+import {
+  type ColumnSpec,
+  type DataPlane,
+  type FileMatches,
+  ROW_COMMIT_VERSION_COLUMN,
+  ROW_ID_COLUMN,
+  type ScanRequest,
+} from '../engine/data-plane.js'
 import { InvalidArgumentError } from '../errors/index.js'
 import type { Expression } from '../expressions/ast.js'
 import { renderDuckDbSql } from '../expressions/render-duckdb.js'
 import type { ObjectStore } from '../storage/object-store.js'
 import { dataPlaneError, streamFailureError } from './duckdb-errors.js'
-import { defineLiveRows } from './duckdb-live-rows.js'
+import { defineLiveRows, ROW_COMMIT_VERSION_COL, ROW_ID_COL } from './duckdb-live-rows.js'
 import {
   type DuckDbRuntime,
   FILE_COL,
@@ -45,7 +52,11 @@ export class DuckDbDataPlane implements DataPlane {
     const prepared = await this.#prepare(request)
     const con = prepared.con
     try {
-      const select = request.columns.map((c, i) => `${prepared.columnSql(c)} AS c${i}`).join(', ')
+      const tracked = request.rowTracking !== undefined
+      const selected = request.columns.map((c, i) => `${prepared.columnSql(c)} AS c${i}`)
+      if (tracked) selected.push(`d.${sqlIdent(ROW_ID_COL)}`, `d.${sqlIdent(ROW_COMMIT_VERSION_COL)}`)
+      const select = selected.join(', ')
+      const width = request.columns.length
       const order = request.physicalOrder
         ? ` ORDER BY list_position([${prepared.paths.map(sqlString).join(', ')}], d.${FILE_COL}), d.${ROW_COL}`
         : ''
@@ -61,9 +72,13 @@ export class DuckDbDataPlane implements DataPlane {
       for await (const chunk of streamChunks(con, sql, { signal: request.signal, onFailure })) {
         for (const row of chunk.getRows()) {
           const obj: Record<string, unknown> = {}
-          for (let i = 0; i < request.columns.length; i++) {
+          for (let i = 0; i < width; i++) {
             const c = request.columns[i] as ColumnSpec
             obj[c.name] = toJsValue(row[i] ?? null, c.type)
+          }
+          if (tracked) {
+            obj[ROW_ID_COLUMN] = toJsValue(row[width] ?? null, 'long')
+            obj[ROW_COMMIT_VERSION_COLUMN] = toJsValue(row[width + 1] ?? null, 'long')
           }
           batch.push(obj)
         }
@@ -144,6 +159,7 @@ export class DuckDbDataPlane implements DataPlane {
         paths,
         columns: allColumns,
         tables: { files: 'delta_files', deletedRows: 'delta_dv' },
+        rowTracking: request.rowTracking,
       })
       const from = `FROM (${live.sql}) d`
       const position = new Map(allColumns.map((c, k) => [c.name, k]))

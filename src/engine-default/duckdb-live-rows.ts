@@ -1,5 +1,5 @@
 import type { DuckDBConnection } from '@duckdb/node-api'
-import type { DataFileRef } from '../engine/data-plane.js'
+import type { DataFileRef, RowTrackingColumns } from '../engine/data-plane.js'
 import { StorageError } from '../errors/index.js'
 import { type PartitionLiteralColumn, partitionValueLiteral } from './duckdb-partition-literal.js'
 import { appendIndexedPositions } from './duckdb-row-appender.js'
@@ -8,6 +8,12 @@ import { duckType, isPrimitive } from './duckdb-types.js'
 
 /** Name of the file index column of a {@link LiveRows} relation and of its files table. */
 export const FILE_INDEX_COL = '__delta_rlc_file_index'
+/** Name of the row-id column of a {@link LiveRows} relation that tracks rows. */
+export const ROW_ID_COL = '__delta_rlc_row_id'
+/** Name of the row-commit-version column of a {@link LiveRows} relation that tracks rows. */
+export const ROW_COMMIT_VERSION_COL = '__delta_rlc_row_commit_version'
+const BASE_ROW_ID_COL = '__delta_rlc_base_row_id'
+const DEFAULT_VERSION_COL = '__delta_rlc_default_row_commit_version'
 
 /** A column of a {@link LiveRows} relation. */
 export interface LiveRowsColumn extends PartitionLiteralColumn {
@@ -23,8 +29,14 @@ export interface LiveRowsColumn extends PartitionLiteralColumn {
 
 /** What {@link defineLiveRows} reads. */
 export interface LiveRowsRequest {
-  /** The data files (at least one): their deletion vectors and partition values. */
-  readonly files: readonly Pick<DataFileRef, 'deletedRows' | 'partitionValues'>[]
+  /**
+   * The data files (at least one): their deletion vectors and partition values, and with
+   * `rowTracking` their `baseRowId` and `defaultRowCommitVersion`.
+   */
+  readonly files: readonly Pick<
+    DataFileRef,
+    'deletedRows' | 'partitionValues' | 'baseRowId' | 'defaultRowCommitVersion'
+  >[]
   /** The local path of each file, in the order of `files`. */
   readonly paths: readonly string[]
   /** The columns of the relation, in order: column `k` is named `c<k>`. */
@@ -40,6 +52,13 @@ export interface LiveRowsRequest {
    * Without it and without partition columns no per-row join with the files table is needed.
    */
   readonly withFileIndex?: boolean | undefined
+  /**
+   * When given, the relation carries {@link ROW_ID_COL} and {@link ROW_COMMIT_VERSION_COL}
+   * (BIGINT): the materialized column's value where a file has the column and the value is not
+   * null, else the file's `baseRowId` plus `file_row_number` (the physical position, so deleted
+   * rows shift no id) and its `defaultRowCommitVersion`.
+   */
+  readonly rowTracking?: RowTrackingColumns | undefined
 }
 
 /** The live rows of some data files as one DuckDB relation. */
@@ -47,7 +66,8 @@ export interface LiveRows {
   /**
    * A `SELECT` of the live rows: {@link FILE_COL} (the local path), {@link ROW_COL} (the
    * physical row position, as deletion vectors count them), {@link FILE_INDEX_COL} when asked,
-   * then column `k` of the request as `c<k>` in its table type.
+   * {@link ROW_ID_COL} and {@link ROW_COMMIT_VERSION_COL} with `rowTracking`, then column `k` of
+   * the request as `c<k>` in its table type.
    */
   readonly sql: string
   /** The physical column names that at least one of the files holds. */
@@ -90,16 +110,22 @@ export async function defineLiveRows(con: DuckDBConnection, request: LiveRowsReq
   const index = sqlIdent(FILE_INDEX_COL)
   const partitions = columns.map((c, k) => [c, k] as const).filter(([c]) => c.isPartition)
   const hasDeletions = files.some((f) => (f.deletedRows?.length ?? 0) > 0)
-  const joinFiles = request.withFileIndex === true || partitions.length > 0
+  const tracking = request.rowTracking
+  // Row ids need each row's file's baseRowId: a per-row join with the files table, as partition
+  // values do. Without tracking the relation is exactly what it was.
+  const joinFiles = request.withFileIndex === true || partitions.length > 0 || tracking !== undefined
   const created: string[] = []
   if (joinFiles || hasDeletions) {
     const values = files.map((f, i) => {
       const parts = partitions.map(([c]) => partitionValueLiteral(f.partitionValues, c))
+      if (tracking !== undefined)
+        parts.push(bigintLiteral(f.baseRowId), bigintLiteral(f.defaultRowCommitVersion))
       return `(${[`CAST(${i} AS INTEGER)`, sqlString(paths[i] as string), ...parts].join(', ')})`
     })
-    const names = [FILE_INDEX_COL, FILE_COL, ...partitions.map(([, k]) => `p${k}`)].map(sqlIdent)
+    const names = [FILE_INDEX_COL, FILE_COL, ...partitions.map(([, k]) => `p${k}`)]
+    if (tracking !== undefined) names.push(BASE_ROW_ID_COL, DEFAULT_VERSION_COL)
     await con.run(
-      `CREATE OR REPLACE TEMP TABLE ${filesTable} AS SELECT * FROM (VALUES ${values.join(', ')}) v(${names.join(', ')})`,
+      `CREATE OR REPLACE TEMP TABLE ${filesTable} AS SELECT * FROM (VALUES ${values.join(', ')}) v(${names.map(sqlIdent).join(', ')})`,
     )
     created.push(tables.files)
   }
@@ -125,6 +151,7 @@ export async function defineLiveRows(con: DuckDBConnection, request: LiveRowsReq
     `d.${sqlIdent(FILE_COL)} AS ${sqlIdent(FILE_COL)}`,
     `d.file_row_number AS ${sqlIdent(ROW_COL)}`,
     ...(request.withFileIndex === true ? [`f.${index} AS ${index}`] : []),
+    ...(tracking === undefined ? [] : rowTrackingSql(tracking, present)),
     ...columns.map((c, k) => `${columnSql(c, k, present)} AS c${k}`),
   ]
   return {
@@ -140,4 +167,22 @@ function columnSql(c: LiveRowsColumn, k: number, present: ReadonlySet<string>): 
   if (!present.has(c.physicalName)) return `CAST(NULL AS ${type})`
   const ref = `d.${sqlIdent(c.physicalName)}`
   return c.readAs !== undefined || isPrimitive(c.type) ? `CAST(${ref} AS ${type})` : ref
+}
+
+/** The row-id and row-commit-version columns of a relation that tracks rows. */
+function rowTrackingSql(tracking: RowTrackingColumns, present: ReadonlySet<string>): string[] {
+  const fallbackId = `f.${sqlIdent(BASE_ROW_ID_COL)} + d.file_row_number`
+  const fallbackVersion = `f.${sqlIdent(DEFAULT_VERSION_COL)}`
+  const materialized = (name: string | undefined, fallback: string): string =>
+    name !== undefined && present.has(name)
+      ? `coalesce(CAST(d.${sqlIdent(name)} AS BIGINT), ${fallback})`
+      : fallback
+  return [
+    `${materialized(tracking.materializedRowIdColumn, fallbackId)} AS ${sqlIdent(ROW_ID_COL)}`,
+    `${materialized(tracking.materializedRowCommitVersionColumn, fallbackVersion)} AS ${sqlIdent(ROW_COMMIT_VERSION_COL)}`,
+  ]
+}
+
+function bigintLiteral(v: bigint | undefined): string {
+  return v === undefined ? 'CAST(NULL AS BIGINT)' : `CAST(${v} AS BIGINT)`
 }

@@ -18,6 +18,27 @@ export interface DataFileRef {
    * `null` for a null partition.
    */
   readonly partitionValues: Readonly<Record<string, string | null>>
+  /**
+   * The file's `baseRowId`: a row's default row id is this plus its physical position. Read only
+   * by a scan with {@link ScanRequest.rowTracking}.
+   */
+  readonly baseRowId?: bigint | undefined
+  /** The file's `defaultRowCommitVersion`. Read only by a scan with {@link ScanRequest.rowTracking}. */
+  readonly defaultRowCommitVersion?: bigint | undefined
+}
+
+/** The name under which a row-tracking scan returns each row's stable row id. */
+export const ROW_ID_COLUMN = '_row_id'
+/** The name under which a row-tracking scan returns each row's row commit version. */
+export const ROW_COMMIT_VERSION_COLUMN = '_row_commit_version'
+
+/**
+ * Where a row-tracking scan finds materialized values: the physical names of the hidden Parquet
+ * columns the table's configuration names (absent when it names none).
+ */
+export interface RowTrackingColumns {
+  readonly materializedRowIdColumn?: string | undefined
+  readonly materializedRowCommitVersionColumn?: string | undefined
 }
 
 /** A column the data plane reads: its logical name and type, and where it is in the files. */
@@ -53,6 +74,14 @@ export interface ScanRequest {
    * is whatever the data plane finds fastest).
    */
   readonly physicalOrder?: boolean | undefined
+  /**
+   * When given, each row also has `_row_id` and `_row_commit_version` (bigint), after the
+   * columns: the materialized column's value where the file has the column and the value is not
+   * null, otherwise the file's `baseRowId` plus the row's physical position (rows a deletion
+   * vector hides count, so deleting rows shifts no id) and its `defaultRowCommitVersion`. A value
+   * is null only where neither exists.
+   */
+  readonly rowTracking?: RowTrackingColumns | undefined
   readonly signal?: AbortSignal | undefined
 }
 

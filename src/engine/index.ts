@@ -1,4 +1,11 @@
-export type { ColumnSpec, DataFileRef, DataPlane, FileMatches, ScanRequest } from './data-plane.js'
+export type {
+  ColumnSpec,
+  DataFileRef,
+  DataPlane,
+  FileMatches,
+  RowTrackingColumns,
+  ScanRequest,
+} from './data-plane.js'
 export type {
   CompactedSource,
   CompactionOutput,

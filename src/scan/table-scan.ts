@@ -1,6 +1,6 @@
 import type { RecordBatch, Table } from 'apache-arrow'
 import { checkDvCardinalityFitsFile } from '../dv/row-bounds.js'
-import type { ColumnSpec, DataFileRef } from '../engine/data-plane.js'
+import type { ColumnSpec, DataFileRef, RowTrackingColumns } from '../engine/data-plane.js'
 import type { Engine } from '../engine/engine.js'
 import { InvalidArgumentError } from '../errors/index.js'
 import type { Expression } from '../expressions/ast.js'
@@ -18,6 +18,7 @@ import { mapLimit } from '../util/map-limit.js'
 import { toJSONRow } from './json-row.js'
 import { loadFileDeletionVector } from './load-deletion-vector.js'
 import { type PruneResult, pruneFiles } from './prune-files.js'
+import { checkFilesTrackRows, ROW_TRACKING_FIELDS, scanRowTracking } from './row-tracking-scan.js'
 
 /** A row of a scan: column name -> value (see `DataPlane` for the value types). */
 export type Row = Record<string, unknown>
@@ -35,6 +36,12 @@ export interface ScanOptions {
    * beyond 2^53), binary as base64, maps as objects. Arrow output is not affected.
    */
   readonly jsonSafe?: boolean | undefined
+  /**
+   * Each row also gets `_row_id` and `_row_commit_version` (bigint; Int64 in Arrow output): its
+   * stable row id and the version that last inserted or updated it. The table must enable row
+   * tracking (`RowTrackingNotEnabledError` otherwise).
+   */
+  readonly withRowTracking?: boolean | undefined
   readonly signal?: AbortSignal | undefined
 }
 
@@ -152,21 +159,29 @@ export class TableScan implements AsyncIterable<Row[]> {
   /** The table fields the scan returns, in order. */
   #fields(snap: Snapshot): StructField[] {
     const names = this.#options.columns
-    if (names === undefined) return [...snap.schema.fields]
+    const tracked = this.#rowTracking(snap) === undefined ? [] : ROW_TRACKING_FIELDS
+    if (names === undefined) return [...snap.schema.fields, ...tracked]
     // columnSpecs reports an unknown name; every name left is a field.
     columnSpecs(snap, names)
-    return names.map((n) => fieldByName(snap.schema, n) as StructField)
+    return [...names.map((n) => fieldByName(snap.schema, n) as StructField), ...tracked]
+  }
+
+  #rowTracking(snap: Snapshot): RowTrackingColumns | undefined {
+    return scanRowTracking(snap, this.#options.withRowTracking, columnSpecs(snap, undefined))
   }
 
   async *#rows(): AsyncGenerator<Row[]> {
     const snap = await this.#snap()
+    const rowTracking = this.#rowTracking(snap)
     const { files, predicate } = await this.plan()
+    if (rowTracking !== undefined) checkFilesTrackRows(files)
     this.#onFilesRead?.(files, predicate)
     const columns = columnSpecs(snap, this.#options.columns)
     const refs = await dataFileRefs(this.#engine, files, this.#options.signal)
     yield* this.#engine.data.scan({
       files: refs,
       columns,
+      rowTracking,
       predicateColumns: predicate ? columnSpecs(snap, undefined) : undefined,
       predicate,
       batchSize: this.#options.batchSize,
@@ -196,6 +211,7 @@ export class TableScan implements AsyncIterable<Row[]> {
    */
   async count(): Promise<number> {
     const snap = await this.#snap()
+    this.#rowTracking(snap)
     const { files, predicate } = await this.plan()
     this.#onFilesRead?.(files, predicate)
     if (predicate === undefined) {
@@ -326,7 +342,15 @@ export async function dataFileRefs(
     const deleted = await loadFileDeletionVector(engine, f, signal)
     const deletedRows = deleted?.toArray()
     deleted?.dispose()
-    return Object.freeze({ key, deletedRows, partitionValues: f.partitionValues })
+    const ref: DataFileRef = { key, deletedRows, partitionValues: f.partitionValues }
+    // The row-tracking fields travel only where the log has them; the data plane reads them only
+    // for a row-tracking scan.
+    if (f.baseRowId === undefined && f.defaultRowCommitVersion === undefined) return Object.freeze(ref)
+    return Object.freeze({
+      ...ref,
+      baseRowId: f.baseRowId,
+      defaultRowCommitVersion: f.defaultRowCommitVersion,
+    })
   })
 }
 

@@ -194,6 +194,7 @@ const SCAN_KEYS = {
   columns: true,
   batchSize: true,
   jsonSafe: true,
+  withRowTracking: true,
   signal: true,
 } as const satisfies Record<keyof ScanOptions, true>
 const BATCHES_KEYS = { format: true } as const satisfies Record<keyof BatchesOptions, true>
@@ -487,6 +488,7 @@ export function checkScanOptions(value: unknown, timeTravel = false): void {
   optStringArray(o, 'columns', 'options')
   optNumber(o, 'batchSize', 'options', { min: 1, integer: true })
   optBoolean(o, 'jsonSafe', 'options')
+  optBoolean(o, 'withRowTracking', 'options')
   optSignal(o, 'options')
 }
 

@@ -26,6 +26,7 @@ import {
   type ObjectStore,
   parseExpression,
   parsePredicate,
+  type ScanRequest,
   type StructType,
   type WriteTarget,
   type WrittenFile,
@@ -281,6 +282,65 @@ export function engineContract(name: string, factory: EngineFactory): void {
         withEngine(async (engine) => {
           const files = [{ key: 'part=a/missing.parquet', partitionValues: { part: 'a' } }]
           await assert.rejects(engine.data.count({ files, columns: COLUMNS }), FileNotFoundError)
+        }),
+      )
+
+      it(
+        'with rowTracking adds _row_id and _row_commit_version: materialized where not null, else baseRowId + physical position',
+        withEngine(async (engine) => {
+          // The materialized columns are hidden Parquet columns, outside the table's columns.
+          const withHidden: WriteTarget = {
+            ...TARGET,
+            schema: {
+              type: 'struct',
+              fields: [
+                ...SCHEMA.fields,
+                { name: 'mat_row_id', type: 'long', nullable: true, metadata: {} },
+                { name: 'mat_version', type: 'long', nullable: true, metadata: {} },
+              ],
+            },
+          }
+          const hidden = (id: number, version: number | null): Record<string, unknown> => ({
+            mat_row_id: id % 2 === 0 ? BigInt(500 + id) : null,
+            mat_version: version === null ? null : BigInt(version),
+          })
+          const rows = rowsOf([0, 1, 2, 3, 4]).map((r, i) => ({ ...r, ...hidden(i, i === 1 ? 9 : null) }))
+          const a = await writeOne(engine.writer, rows, withHidden)
+          const b = await writeOne(engine.writer, rowsOf([10, 11]))
+          const rowTracking: ScanRequest['rowTracking'] = {
+            materializedRowIdColumn: 'mat_row_id',
+            materializedRowCommitVersionColumn: 'mat_version',
+          }
+          const files: DataFileRef[] = [
+            { ...ref(a, [2]), baseRowId: 40n, defaultRowCommitVersion: 3n },
+            { ...ref(b), baseRowId: 2n ** 60n, defaultRowCommitVersion: 4n },
+          ]
+          const out: Record<string, unknown>[] = []
+          for await (const batch of engine.data.scan({
+            files,
+            columns: COLUMNS.filter((c) => c.name === 'id' || c.name === 'part'),
+            physicalOrder: true,
+            rowTracking,
+          }))
+            out.push(...batch)
+          assert.deepEqual(out, [
+            { id: 0n, part: 'a', _row_id: 500n, _row_commit_version: 3n },
+            { id: 1n, part: 'a', _row_id: 41n, _row_commit_version: 9n },
+            // Position 2 is deleted; the rows after it keep their positions.
+            { id: 3n, part: 'a', _row_id: 43n, _row_commit_version: 3n },
+            { id: 4n, part: 'a', _row_id: 504n, _row_commit_version: 3n },
+            { id: 10n, part: 'a', _row_id: 2n ** 60n, _row_commit_version: 4n },
+            { id: 11n, part: 'a', _row_id: 2n ** 60n + 1n, _row_commit_version: 4n },
+          ])
+          // Without rowTracking the same files give the columns only.
+          const plain: Record<string, unknown>[] = []
+          for await (const batch of engine.data.scan({
+            files,
+            columns: COLUMNS.slice(0, 1),
+            physicalOrder: true,
+          }))
+            plain.push(...batch)
+          assert.deepEqual(plain, [{ id: 0n }, { id: 1n }, { id: 3n }, { id: 4n }, { id: 10n }, { id: 11n }])
         }),
       )
     })
