@@ -1,11 +1,13 @@
 /**
  * The HTML report of a race: one self-contained file (inline CSS and SVG, no script, no
- * external URL) with, per run, a timeline of every attempt per writer (commits, aborts,
+ * external URL) with a headline, a paragraph on file-level vs row-level checking, a glossary of the
+ * names that occurred and, per run, a timeline of every attempt per writer (commits, aborts,
  * reconciliations and kills marked), the per-writer table and the verifier's checks, and for a
  * `compare` race a bar chart of the two runs side by side.
  */
 import { maxOf } from '../util/arrays.js'
-import type { RaceReport, RaceRunReport } from './report.js'
+import { CONCEPTS_DOC, LEVELS_EXPLAINED } from './glossary.js'
+import { type RaceReport, type RaceRunReport, reportGlossary, reportHeadline, reportNotes } from './report.js'
 import type { TimelineEntry, WriterStats } from './stats.js'
 
 const WIDTH = 1000
@@ -23,11 +25,15 @@ export function renderHtmlReport(report: RaceReport): string {
   const title = first
     ? `delta-rlc race: ${first.config.writers.length} writers, ${first.config.overlap} keys, seed ${first.config.seed}`
     : 'delta-rlc race'
-  const body: string[] = [
-    `<h1>${esc(title)}</h1>`,
+  const body: string[] = [`<h1>${esc(title)}</h1>`]
+  const compared = report.compare && report.runs.length === 2
+  if (first !== undefined) body.push(`<p class="headline">${esc(reportHeadline(report))}</p>`)
+  body.push(
     `<p class="verdict ${report.ok ? 'pass' : 'fail'}">${report.ok ? 'PASS' : 'FAIL'}: ${report.runs.length} run(s), ${report.ok ? 'every verifier check passed' : 'see the failed checks below'}</p>`,
-  ]
-  if (report.compare && report.runs.length === 2) body.push(comparisonChart(report.runs))
+    `<p class="explainer">${esc(LEVELS_EXPLAINED)}</p>`,
+  )
+  if (compared) body.push(comparisonChart(report.runs))
+  body.push(glossarySection(report))
   for (const run of report.runs) body.push(runSection(run))
   return `<!DOCTYPE html>
 <html lang="en">
@@ -60,6 +66,13 @@ svg text { font-size: 11px; fill: #333; }
 .marker.kill { fill: #6a1b9a; }
 .bar.file-level { fill: #ef9a9a; } .bar.row-level { fill: #64b5f6; }
 .bar.commits { fill: #4caf50; } .bar.aborts { fill: #e53935; }
+.headline { font-size: 17px; font-weight: bold; }
+.explainer, .note, .scale-note { max-width: 900px; font-size: 14px; line-height: 1.4; }
+.scale-note { color: #555; font-size: 12px; }
+dl.glossary { font-size: 14px; max-width: 900px; }
+dl.glossary dt { font-family: monospace; margin-top: 6px; }
+dl.glossary dd { margin-left: 24px; }
+.ref { color: #555; font-family: monospace; font-size: 12px; }
 .legend span { display: inline-block; margin-right: 14px; font-size: 12px; }
 .legend i { display: inline-block; width: 10px; height: 10px; margin-right: 4px; vertical-align: middle; }
 `
@@ -128,7 +141,7 @@ function attemptShape(e: TimelineEntry, x: (t: number) => number, y: number): st
 
 function writerTable(rows: readonly WriterStats[]): string {
   const head =
-    '<tr><th>writer</th><th>kind</th><th>commits</th><th>aborts</th><th>aborts by code</th><th>reconciliations by case</th><th>commit retries</th><th>op retries</th><th>kills</th><th>p50 ms</th><th>p99 ms</th></tr>'
+    '<tr><th>writer</th><th>kind</th><th>commits</th><th>aborts</th><th>aborts by code</th><th>reconciliations by case</th><th>lost races</th><th>op retries</th><th>kills</th><th>p50 ms</th><th>p99 ms</th></tr>'
   const body = rows
     .map(
       (w) =>
@@ -172,16 +185,19 @@ function comparisonChart(runs: readonly RaceRunReport[]): string {
     ['aborts', (w) => w.aborts],
     ['reconciliations', (w) => w.reconciliations],
   ]
-  const max = maxOf(
-    runs.flatMap((r) => metrics.map(([, f]) => f(r.stats.totals))),
-    1,
-  )
+  // Each measure gets its own scale: reconciliations count every winner a commit reconciled
+  // against, so on one scale they dwarf commits and aborts and the comparison of interest (the
+  // two runs on the same measure) disappears.
   const groupW = 220
   const barW = 70
   const h = 220
   const parts: string[] = []
   for (const [i, [name, f]] of metrics.entries()) {
     const gx = 60 + i * groupW
+    const max = maxOf(
+      runs.map((r) => f(r.stats.totals)),
+      1,
+    )
     for (const [j, r] of runs.entries()) {
       const value = f(r.stats.totals)
       const bh = (value / max) * (h - 60)
@@ -201,14 +217,32 @@ function comparisonChart(runs: readonly RaceRunReport[]): string {
   const rows = runs
     .map((r) => {
       const t = r.stats.totals
-      return `<tr><td>${esc(r.label)}</td><td>${t.commits + t.alreadyCommitted}</td><td>${t.aborts}</td><td class="text">${esc(counts(t.abortsByCode))}</td><td>${t.reconciliations}</td><td class="text">${esc(counts(t.reconciliationsByCase))}</td><td>${t.commitsPerSecond.toFixed(1)}</td><td>${t.p50Ms.toFixed(0)}</td><td>${t.p99Ms.toFixed(0)}</td><td>${r.verify === undefined ? '-' : r.verify.ok ? 'PASS' : 'FAIL'}</td></tr>`
+      return `<tr><td>${esc(r.label)}</td><td>${t.attempts}</td><td>${t.commits + t.alreadyCommitted}</td><td>${t.aborts}</td><td class="text">${esc(counts(t.abortsByCode))}</td><td>${t.reconciliations}</td><td class="text">${esc(counts(t.reconciliationsByCase))}</td><td>${t.commitsPerSecond.toFixed(1)}</td><td>${t.p50Ms.toFixed(0)}</td><td>${t.p99Ms.toFixed(0)}</td><td>${r.verify === undefined ? '-' : r.verify.ok ? 'PASS' : 'FAIL'}</td></tr>`
     })
     .join('')
   return `<section class="comparison">
 <h2>Same seeded workload: file-level vs row-level conflict checking</h2>
 <p class="legend">${legend}</p>
-<svg id="comparison-chart" width="${60 + metrics.length * groupW}" height="${h}" role="img" aria-label="comparison chart">${parts.join('')}</svg>
-<table class="comparison-table"><tr><th>run</th><th>commits</th><th>aborts</th><th>aborts by code</th><th>reconciliations</th><th>by case</th><th>commits/s</th><th>p50 ms</th><th>p99 ms</th><th>verifier</th></tr>${rows}</table>
+<svg id="comparison-chart" data-scale="per-measure" width="${60 + metrics.length * groupW}" height="${h}" role="img" aria-label="comparison chart">${parts.join('')}</svg>
+<p class="scale-note">Each pair of bars has its own scale (the larger of the two fills the height): compare the two runs on one measure; the numbers above the bars are the counts.</p>
+<table class="comparison-table"><tr><th>run</th><th>attempts</th><th>commits</th><th>aborts</th><th>aborts by code</th><th>conflicts reconciled</th><th>by case</th><th>commits/s</th><th>p50 ms</th><th>p99 ms</th><th>verifier</th></tr>${rows}</table>
+</section>`
+}
+
+function glossarySection(report: RaceReport): string {
+  const entries = reportGlossary(report)
+  const notes = reportNotes(report)
+  if (entries.length === 0 && notes.length === 0) return ''
+  const items = entries
+    .map(
+      (e) =>
+        `<dt>${esc(e.term)}</dt><dd>${esc(e.words)} <span class="ref">${esc(`${CONCEPTS_DOC}${e.anchor}`)}</span></dd>`,
+    )
+    .join('')
+  return `<section class="glossary">
+<h2>What the names mean</h2>
+${entries.length === 0 ? '' : `<dl class="glossary">${items}</dl>`}
+${notes.map((n) => `<p class="note">${esc(n)}</p>`).join('\n')}
 </section>`
 }
 

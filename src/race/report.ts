@@ -2,6 +2,14 @@
  * The result of a race: one run, or two with `compare` (reconciliation off, then on).
  */
 import type { ExitEvent } from './events.js'
+import {
+  comparisonHeadline,
+  comparisonNotes,
+  type GlossaryEntry,
+  glossaryFor,
+  type RunFigures,
+  runHeadline,
+} from './glossary.js'
 import type { RaceConfig } from './options.js'
 import type { RunStats } from './stats.js'
 import type { VerifyReport } from './verify.js'
@@ -46,4 +54,61 @@ export function labelOf(conflictsLabel: string): string {
   if (conflictsLabel === 'none') return 'file-level'
   if (conflictsLabel === 'all') return 'row-level'
   return `row-level (${conflictsLabel})`
+}
+
+/**
+ * The figures of a run that the headline and the notes compare.
+ *
+ * @param run - one run of a race
+ * @returns its attempts, commits, aborts, reconciliations and median commit latency
+ */
+export function runFigures(run: RaceRunReport): RunFigures {
+  const t = run.stats.totals
+  return {
+    attempts: t.attempts,
+    commits: t.commits + t.alreadyCommitted,
+    aborts: t.aborts,
+    reconciliations: t.reconciliations,
+    p50Ms: t.p50Ms,
+  }
+}
+
+/**
+ * The one-line headline of a race: both runs of a `compare` race, or the single run.
+ *
+ * @param report - what {@link runRace} returned
+ * @returns the headline, measured numbers only
+ */
+export function reportHeadline(report: RaceReport): string {
+  const [off, on] = report.runs
+  if (off === undefined) return 'no runs'
+  if (report.compare && on !== undefined) return comparisonHeadline(runFigures(off), runFigures(on))
+  return runHeadline(off.label, runFigures(off))
+}
+
+/**
+ * The glossary entries for the reconciliation cases and abort codes that occurred in any run.
+ *
+ * @param report - what {@link runRace} returned
+ * @returns the entries, in print order
+ */
+export function reportGlossary(report: RaceReport): GlossaryEntry[] {
+  return glossaryFor(
+    report.runs.flatMap((r) => Object.keys(r.stats.totals.reconciliationsByCase)),
+    report.runs.flatMap((r) => Object.keys(r.stats.totals.abortsByCode)),
+  )
+}
+
+/**
+ * The notes on a row-level run's numbers that look odd (see {@link comparisonNotes}); none for a
+ * file-level run alone.
+ *
+ * @param report - what {@link runRace} returned
+ * @returns the notes, possibly none
+ */
+export function reportNotes(report: RaceReport): string[] {
+  const [off, on] = report.runs
+  if (off === undefined) return []
+  if (report.compare && on !== undefined) return comparisonNotes(runFigures(on), runFigures(off))
+  return off.config.conflictsLabel === 'none' ? [] : comparisonNotes(runFigures(off))
 }
