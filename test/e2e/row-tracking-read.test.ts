@@ -51,7 +51,13 @@ after(async () => {
  */
 async function makeTable(
   files: readonly FileSpec[],
-  opts: { configuration?: Record<string, string>; writerFeatures?: string[]; mark?: bigint } = {},
+  opts: {
+    configuration?: Record<string, string>
+    writerFeatures?: string[]
+    mark?: bigint
+    /** The table's columns; `id long` by default. */
+    columns?: readonly string[]
+  } = {},
 ): Promise<string> {
   const dir = join(base, randomUUID())
   await mkdir(join(dir, '_delta_log'), { recursive: true })
@@ -79,7 +85,12 @@ async function makeTable(
         format: { provider: 'parquet', options: {} },
         schemaString: JSON.stringify({
           type: 'struct',
-          fields: [{ name: 'id', type: 'long', nullable: true, metadata: {} }],
+          fields: (opts.columns ?? ['id']).map((name) => ({
+            name,
+            type: 'long',
+            nullable: true,
+            metadata: {},
+          })),
         }),
         partitionColumns: [],
         configuration: opts.configuration ?? {
@@ -300,6 +311,7 @@ describe('row tracking on read', () => {
         }
       }
       assert.equal(count, n)
+      assert.equal(await t.scan({ withRowTracking: true }).count(), n)
       assert.equal(min, baseRowId)
       assert.equal(max, baseRowId + BigInt(n) - 1n)
       assert.equal(distinct.size, n)
@@ -357,6 +369,42 @@ describe('row tracking on read', () => {
       await assert.rejects(t.scan({ withRowTracking: true }).toArray(), {
         code: 'DELTA_INVALID_TABLE',
         message: /has no baseRowId/,
+      })
+    })
+  })
+
+  it('refuses a table column named _row_id, and a materialized column named like a data column', async () => {
+    const clash = await makeTable(
+      [
+        {
+          select: 'SELECT 1::BIGINT AS id, 2::BIGINT AS _row_id',
+          numRecords: 1,
+          baseRowId: 0n,
+          defaultRowCommitVersion: 0n,
+        },
+      ],
+      { columns: ['id', '_row_id'] },
+    )
+    await withTable(clash, async (t) => {
+      await assert.rejects(t.scan({ withRowTracking: true }).toArray(), {
+        code: 'DELTA_INVALID_ARGUMENT',
+        message: /_row_id/,
+      })
+      assert.deepEqual(await t.scan().toArray(), [{ id: 1n, _row_id: 2n }])
+    })
+    const dataColumn = await makeTable(
+      [{ select: 'SELECT 1::BIGINT AS id', numRecords: 1, baseRowId: 0n, defaultRowCommitVersion: 0n }],
+      {
+        configuration: {
+          'delta.enableRowTracking': 'true',
+          'delta.rowTracking.materializedRowIdColumnName': 'id',
+        },
+      },
+    )
+    await withTable(dataColumn, async (t) => {
+      await assert.rejects(t.scan({ withRowTracking: true }).toArray(), {
+        code: 'DELTA_INVALID_TABLE',
+        message: /materialized row-tracking column 'id'/,
       })
     })
   })
