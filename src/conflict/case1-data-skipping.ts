@@ -14,13 +14,58 @@
  */
 import { disjunction, type Expression } from '../expressions/ast.js'
 import type { AddFile, RemoveFile } from '../protocol/actions.js'
+import { excludeNoDataChangeAdds, excludeNoDataChangeRemoves } from './case3-no-data-change.js'
 import { dvUniqueId, readDeletionVector } from './deletion-vectors.js'
-import type { FetchedFacts, RowMatchQuery } from './fetched-facts.js'
+import { type FetchedFacts, type FetchPlan, FetchPlanBuilder, type RowMatchQuery } from './fetched-facts.js'
 import { preImageOf } from './file-actions.js'
 import type { ConflictFlags } from './flags.js'
-import { isTrue, type ReadMatcher } from './read-matcher.js'
+import type { PlanInput } from './phase.js'
+import { createReadMatcher, isTrue, type ReadMatcher } from './read-matcher.js'
 import type { TransactionInfo } from './transaction-info.js'
-import type { WinningCommitSummary } from './winning-commit.js'
+import { isolationCandidates, type WinningCommitSummary } from './winning-commit.js'
+
+// === The pair ===
+
+/**
+ * Case 1 as a plan/reconcile pair. It rewrites no action, so it is not a phase: its reconcile is
+ * the three questions the added-files and removed-vs-read checks ask it, each answered only from
+ * facts its plan lists.
+ */
+export const dataSkippingCase = Object.freeze({
+  label: 'conflict-time data skipping (Case 1)',
+  plan: planDataSkipping,
+  reconcile: Object.freeze({ verifiedReAdds, valueExactRulesOut, removedRowsRuledOut }),
+})
+
+/**
+ * What Case 1 loads: the pre- and post-image deletion vectors of the winner's re-adds (1b (a)),
+ * the value-exact question of each winner add that survives tier 1, and the question of each
+ * winner remove of a file the transaction read (1b (b)).
+ *
+ * @param input - the transaction, the winner and the flags
+ * @returns the plan
+ */
+function planDataSkipping(input: PlanInput): FetchPlan {
+  const { txn, winner, flags } = input
+  const plan = new FetchPlanBuilder()
+  if (deleteReadRefinementEnabled(flags)) {
+    for (const [path, post] of winner.dvUpdates) {
+      plan.deletionVector(winner.dvUpdatePreImages.get(path)?.deletionVector, path)
+      plan.deletionVector(post.deletionVector, path)
+    }
+  }
+  if (!flags.dataSkipping) return plan.build()
+  const matcher = createReadMatcher(txn.metadata)
+  for (const query of valueExactQueries(input, matcher).values()) plan.rowQuery(query)
+  if (deleteReadRefinementApplies(txn, flags)) {
+    for (const r of excludeNoDataChangeRemoves(winner.removedFiles, txn, flags).kept) {
+      if (!txn.readFiles.has(r.path)) continue
+      const verdict = deleteReadVerdict(r, txn, winner, matcher)
+      if (verdict.kind === 'query') plan.rowQuery(verdict.query)
+    }
+  }
+  return plan.build()
+}
 
 // === Tier 1 ===
 
@@ -67,26 +112,10 @@ export function filterFilesByStats(
  * @param txn - the losing transaction
  * @returns the predicate, or undefined when some read has no data filter (every row matches it)
  */
-export function valueExactPredicate(txn: Pick<TransactionInfo, 'readPredicates'>): Expression | undefined {
+function valueExactPredicate(txn: Pick<TransactionInfo, 'readPredicates'>): Expression | undefined {
   const parts = txn.readPredicates.map((r) => r.exactDataPredicate ?? r.dataPredicate)
   if (parts.length === 0 || parts.some(isTrue)) return undefined
   return disjunction(parts)
-}
-
-/**
- * The value-exact question for one candidate file.
- *
- * @param file - a winner add that survived tier 1
- * @param predicate - the {@link valueExactPredicate}
- * @returns the query
- */
-export function valueExactQuery(file: AddFile, predicate: Expression): RowMatchQuery {
-  return Object.freeze({
-    key: queryKey('case1-value-exact', file.path, file),
-    purpose: 'case1-value-exact',
-    file,
-    predicate,
-  })
 }
 
 /**
@@ -98,7 +127,7 @@ export function valueExactQuery(file: AddFile, predicate: Expression): RowMatchQ
  * @returns the predicate to ask, or undefined when the tier does not run (flag off, no survivors,
  *   a read without data filter, or survivors larger than the byte bound)
  */
-export function valueExactPlan(
+function valueExactPlan(
   survivors: readonly AddFile[],
   txn: TransactionInfo,
   flags: ConflictFlags,
@@ -113,23 +142,62 @@ export function valueExactPlan(
 }
 
 /**
- * Tier 2: whether the loop proved that no live row of any survivor matches any read.
+ * The value-exact questions, by key: one per winner add that survives tier 1 among the
+ * candidates of the added-files check, when tier 2 runs on them. The winner's deletion-vector
+ * re-adds are left out: they leave the check through 1b (a), which tier 2 implies, or else keep
+ * conflicting unasked.
+ *
+ * Reads only what no phase rewrites (the reads, the isolation level, `isBlindAppend`, the
+ * metadata), so the plan's answer holds for the transaction the file checks see.
+ *
+ * @param input - the transaction, the winner and the flags
+ * @param matcher - stats evaluation for the table
+ * @returns the questions by {@link RowMatchQuery.key}
+ */
+function valueExactQueries(input: PlanInput, matcher: ReadMatcher): ReadonlyMap<string, RowMatchQuery> {
+  const { txn, winner, flags } = input
+  const queries = new Map<string, RowMatchQuery>()
+  if (!flags.dataSkippingValueExact || txn.isBlindAppend || !dataSkippingApplies(txn, flags)) return queries
+  const candidates = excludeNoDataChangeAdds(isolationCandidates(txn, winner), flags).kept.filter(
+    (f) => !winner.dvUpdates.has(f.path),
+  )
+  const survivors = filterFilesByStats(candidates, txn, matcher).kept
+  const predicate = valueExactPlan(survivors, txn, flags)
+  if (predicate === undefined) return queries
+  for (const file of survivors) {
+    const key = valueExactKey(file)
+    queries.set(key, Object.freeze({ key, purpose: 'case1-value-exact', file, predicate }))
+  }
+  return queries
+}
+
+/**
+ * Tier 2: whether the loop proved that no live row of any survivor matches any read. Only the
+ * questions {@link valueExactQueries} asked are looked up; a survivor without one keeps the
+ * file-level answer.
  *
  * @param survivors - winner adds that survived tier 1
- * @param txn - the losing transaction
- * @param flags - the conflict flags
+ * @param input - the transaction, the winner and the flags
+ * @param matcher - stats evaluation for the table
  * @param fetched - the loop's answers
  * @returns true only when every survivor was asked and answered "no row matches"
  */
 export function valueExactRulesOut(
   survivors: readonly AddFile[],
-  txn: TransactionInfo,
-  flags: ConflictFlags,
+  input: PlanInput,
+  matcher: ReadMatcher,
   fetched: FetchedFacts,
 ): boolean {
-  const predicate = valueExactPlan(survivors, txn, flags)
-  if (predicate === undefined) return false
-  return survivors.every((f) => fetched.rowMatches.get(valueExactQuery(f, predicate).key) === false)
+  if (survivors.length === 0) return false
+  const asked = valueExactQueries(input, matcher)
+  return survivors.every((f) => {
+    const key = valueExactKey(f)
+    return asked.has(key) && fetched.rowMatches.get(key) === false
+  })
+}
+
+function valueExactKey(file: AddFile): string {
+  return queryKey('case1-value-exact', file.path, file)
 }
 
 // === 1b ===

@@ -15,10 +15,25 @@
  * is the pre-image winner k+1 must show.
  */
 import type { RoaringBitmapArray } from '../dv/roaring-bitmap-array.js'
-import { type Action, type AddFile, isAdd, isRemove, type RemoveFile } from '../protocol/actions.js'
+import {
+  type Action,
+  type AddFile,
+  type DeletionVectorDescriptor,
+  isAdd,
+  isRemove,
+  type RemoveFile,
+} from '../protocol/actions.js'
 import { newDeletionVectorDescriptor, readDeletionVector, sameDeletionVector } from './deletion-vectors.js'
-import { indexFileActions, tombstoneOf, withNewDeletionVector } from './file-actions.js'
-import { deletionVectorsWritable, type PhaseInput, type PhaseOutcome, unchanged } from './phase.js'
+import { type FetchPlan, FetchPlanBuilder } from './fetched-facts.js'
+import { type FileActionIndex, indexFileActions, tombstoneOf, withNewDeletionVector } from './file-actions.js'
+import {
+  deletionVectorsWritable,
+  type PhaseInput,
+  type PhaseOutcome,
+  type PlanInput,
+  type RowLevelPhase,
+  unchanged,
+} from './phase.js'
 import { type NewDeletionVector, reconciliation } from './reconciliation.js'
 import { withActions, withoutReadFiles } from './transaction-info.js'
 
@@ -29,7 +44,7 @@ import { withActions, withoutReadFiles } from './transaction-info.js'
  * @param input - the transaction and the winner
  * @returns the candidate paths, in the winner's order
  */
-export function dvUnionCandidates(input: Pick<PhaseInput, 'txn' | 'winner'>): readonly string[] {
+function dvUnionCandidates(input: Pick<PhaseInput, 'txn' | 'winner'>): readonly string[] {
   const own = indexFileActions(input.txn.actions)
   const out: string[] = []
   for (const path of input.winner.dvUpdates.keys()) {
@@ -40,12 +55,28 @@ export function dvUnionCandidates(input: Pick<PhaseInput, 'txn' | 'winner'>): re
 }
 
 /**
+ * The deletion vectors Case 2 loads: for each candidate path, the three it compares.
+ *
+ * @param input - the transaction, the winner and the flags
+ * @returns the plan
+ */
+function planDeletionVectorUnion(input: PlanInput): FetchPlan {
+  const plan = new FetchPlanBuilder()
+  if (!input.flags.rowLevelConcurrency) return plan.build()
+  const own = indexFileActions(input.txn.actions)
+  for (const path of dvUnionCandidates(input)) {
+    for (const dv of comparedDeletionVectors(own, input.winner, path)) plan.deletionVector(dv, path)
+  }
+  return plan.build()
+}
+
+/**
  * Runs Case 2 against one winner.
  *
  * @param input - the transaction, the winner, the flags and the loaded deletion vectors
  * @returns the rewritten transaction and the reconciled paths, or the unchanged transaction
  */
-export function reconcileDeletionVectorUnion(input: PhaseInput): PhaseOutcome {
+function reconcileDeletionVectorUnion(input: PhaseInput): PhaseOutcome {
   const { txn, winner } = input
   if (!input.flags.rowLevelConcurrency || !deletionVectorsWritable(txn)) return unchanged(txn)
   const candidates = dvUnionCandidates(input)
@@ -58,7 +89,7 @@ export function reconcileDeletionVectorUnion(input: PhaseInput): PhaseOutcome {
   let rows = 0
   for (const path of candidates) {
     try {
-      const merged = mergeOnePath(input, own.adds.get(path)!, own.removes.get(path)!)
+      const merged = mergeOnePath(input, own, path)
       if (typeof merged === 'string') {
         refusals.set(path, merged)
         continue
@@ -97,7 +128,34 @@ export function reconcileDeletionVectorUnion(input: PhaseInput): PhaseOutcome {
   })
 }
 
+/** Case 2: the deletion vectors it loads, and the union it commits. */
+export const dvUnionPhase: RowLevelPhase = Object.freeze({
+  label: 'the deletion-vector union (Case 2)',
+  plan: planDeletionVectorUnion,
+  reconcile: reconcileDeletionVectorUnion,
+})
+
 // === Internals ===
+
+/**
+ * The deletion vectors Case 2 compares for one path, in the order the plan asks for them: the
+ * one the transaction read (its tombstone's), the one it writes, and the one the winner left.
+ */
+function comparedDeletionVectors(
+  own: FileActionIndex,
+  winner: PhaseInput['winner'],
+  path: string,
+): readonly [
+  base: DeletionVectorDescriptor | undefined,
+  ours: DeletionVectorDescriptor | undefined,
+  theirs: DeletionVectorDescriptor | undefined,
+] {
+  return [
+    own.removes.get(path)?.deletionVector,
+    own.adds.get(path)?.deletionVector,
+    winner.dvUpdates.get(path)?.deletionVector,
+  ]
+}
 
 interface Merged {
   readonly add: AddFile
@@ -108,17 +166,18 @@ interface Merged {
 }
 
 /** Merges one path, or says why it cannot be. */
-function mergeOnePath(input: PhaseInput, ownAdd: AddFile, ownRemove: RemoveFile): Merged | string {
+function mergeOnePath(input: PhaseInput, own: FileActionIndex, path: string): Merged | string {
   const { winner, fetched } = input
-  const path = ownAdd.path
+  const ownAdd = own.adds.get(path)!
+  const ownRemove = own.removes.get(path)!
   const winnerAdd = winner.dvUpdates.get(path)!
   const winnerPre = winner.dvUpdatePreImages.get(path)!
   if (!sameDeletionVector(winnerPre.deletionVector, ownRemove.deletionVector)) {
     return "the winner's pre-image of the file is not the deletion vector this transaction read"
   }
-  const base = readDeletionVector(ownRemove.deletionVector, fetched)
-  const theirs = readDeletionVector(winnerAdd.deletionVector, fetched)
-  const ours = readDeletionVector(ownAdd.deletionVector, fetched)
+  const [base, ours, theirs] = comparedDeletionVectors(own, winner, path).map((dv) =>
+    readDeletionVector(dv, fetched),
+  )
   if (base === undefined || theirs === undefined || ours === undefined) {
     return 'a deletion vector needed to compare the deleted rows was not loaded'
   }

@@ -34,14 +34,22 @@ import {
   withRemappedComposition,
 } from './composition-tags.js'
 import { newDeletionVectorDescriptor, readDeletionVector, sameDeletionVector } from './deletion-vectors.js'
+import { type FetchPlan, FetchPlanBuilder } from './fetched-facts.js'
 import { type FileActionIndex, indexFileActions, tombstoneOf, withNewDeletionVector } from './file-actions.js'
-import { deletionVectorsWritable, type PhaseInput, type PhaseOutcome, unchanged } from './phase.js'
+import {
+  deletionVectorsWritable,
+  type PhaseInput,
+  type PhaseOutcome,
+  type PlanInput,
+  type RowLevelPhase,
+  unchanged,
+} from './phase.js'
 import { type NewDeletionVector, reconciliation } from './reconciliation.js'
 import { remapToOutput, remapWholeSource, runFitsOutput, withDeletedRows } from './row-remap.js'
 import { withActions, withoutReadFiles } from './transaction-info.js'
 
 /** A compacted source of the losing OPTIMIZE and where its rows went. */
-export interface CompactedSource {
+interface CompactedSource {
   readonly composition: SourceComposition
   readonly output: AddFile
 }
@@ -52,7 +60,7 @@ export interface CompactedSource {
  * @param own - the transaction's file actions by path
  * @returns source path to its composition and output
  */
-export function ownCompactedSources(own: FileActionIndex): ReadonlyMap<string, CompactedSource> {
+function ownCompactedSources(own: FileActionIndex): ReadonlyMap<string, CompactedSource> {
   const outputs = new Set(own.adds.keys())
   const out = new Map<string, CompactedSource>()
   for (const [path, remove] of own.removes) {
@@ -70,11 +78,36 @@ export function ownCompactedSources(own: FileActionIndex): ReadonlyMap<string, C
  * @param input - the transaction and the winner
  * @returns the source paths
  */
-export function forwardRemapTouched(input: Pick<PhaseInput, 'txn' | 'winner'>): readonly string[] {
+function forwardRemapTouched(input: Pick<PhaseInput, 'txn' | 'winner'>): readonly string[] {
   const own = indexFileActions(input.txn.actions)
   return [...input.winner.dvUpdates.keys(), ...input.winner.wholeRemovals.keys()].filter(
     (p) => own.removes.has(p) || own.ambiguous.has(p),
   )
+}
+
+/**
+ * The deletion vectors Case 4a loads, for each touched source: what the compaction's tombstone
+ * removes, what the winner left, what the compaction read (the gaps of the run), and the output's
+ * current one (the seed of its new deletion vector).
+ *
+ * @param input - the transaction, the winner and the flags
+ * @returns the plan
+ */
+function planForwardRemap(input: PlanInput): FetchPlan {
+  const plan = new FetchPlanBuilder()
+  if (!input.flags.optimizeReconciliation) return plan.build()
+  const own = indexFileActions(input.txn.actions)
+  const sources = ownCompactedSources(own)
+  for (const path of forwardRemapTouched(input)) {
+    plan.deletionVector(own.removes.get(path)?.deletionVector, path)
+    plan.deletionVector(input.winner.dvUpdates.get(path)?.deletionVector, path)
+    const source = sources.get(path)
+    if (source !== undefined) {
+      plan.deletionVector(source.composition.readDeletionVector, path)
+      plan.deletionVector(source.output.deletionVector, source.output.path)
+    }
+  }
+  return plan.build()
 }
 
 /**
@@ -83,7 +116,7 @@ export function forwardRemapTouched(input: Pick<PhaseInput, 'txn' | 'winner'>): 
  * @param input - the transaction, the winner, the flags and the loaded deletion vectors
  * @returns the rewritten transaction and the remapped sources, or the unchanged transaction
  */
-export function reconcileForwardRemap(input: PhaseInput): PhaseOutcome {
+function reconcileForwardRemap(input: PhaseInput): PhaseOutcome {
   const { txn, winner, fetched } = input
   if (!input.flags.optimizeReconciliation || !deletionVectorsWritable(txn)) return unchanged(txn)
   const own = indexFileActions(txn.actions)
@@ -213,3 +246,10 @@ export function reconcileForwardRemap(input: PhaseInput): PhaseOutcome {
     refusals,
   })
 }
+
+/** Case 4a: the deletion vectors it loads, and the remap it commits. */
+export const forwardRemapPhase: RowLevelPhase = Object.freeze({
+  label: 'the forward compaction remap (Case 4a)',
+  plan: planForwardRemap,
+  reconcile: reconcileForwardRemap,
+})

@@ -24,15 +24,23 @@ import { type Action, type AddFile, isAdd, isRemove, type RemoveFile } from '../
 import { appendAll } from '../util/arrays.js'
 import { parseOptimizeSourceComposition, type SourceComposition } from './composition-tags.js'
 import { newDeletionVectorDescriptor, readDeletionVector, sameDeletionVector } from './deletion-vectors.js'
+import { type FetchPlan, FetchPlanBuilder } from './fetched-facts.js'
 import { indexFileActions, tombstoneOf, withNewDeletionVector } from './file-actions.js'
-import { deletionVectorsWritable, type PhaseInput, type PhaseOutcome, unchanged } from './phase.js'
+import {
+  deletionVectorsWritable,
+  type PhaseInput,
+  type PhaseOutcome,
+  type PlanInput,
+  type RowLevelPhase,
+  unchanged,
+} from './phase.js'
 import { type NewDeletionVector, reconciliation } from './reconciliation.js'
 import { remapToOutput, remapWholeSource, runFitsOutput, withDeletedRows } from './row-remap.js'
 import { withActions, withoutReadFiles } from './transaction-info.js'
 import type { WinningCommitSummary } from './winning-commit.js'
 
 /** A winner read as a pure compaction: each removed source's run in its output. */
-export interface PureCompaction {
+interface PureCompaction {
   readonly runs: ReadonlyMap<string, { readonly composition: SourceComposition; readonly output: AddFile }>
   readonly sources: ReadonlyMap<string, RemoveFile>
   readonly outputs: ReadonlyMap<string, AddFile>
@@ -44,7 +52,7 @@ export interface PureCompaction {
  * @param winner - the winning commit
  * @returns the compaction, or a reason why the winner is not one
  */
-export function asPureCompaction(winner: WinningCommitSummary): PureCompaction | string {
+function asPureCompaction(winner: WinningCommitSummary): PureCompaction | string {
   if (winner.removedFiles.length === 0 || winner.addedFiles.length === 0)
     return 'the winner is not a compaction'
   const outputs = new Map<string, AddFile>()
@@ -75,9 +83,39 @@ export function asPureCompaction(winner: WinningCommitSummary): PureCompaction |
  * @param input - the transaction and the winner
  * @returns the source paths
  */
-export function reverseRemapTouched(input: Pick<PhaseInput, 'txn' | 'winner'>): readonly string[] {
+function reverseRemapTouched(input: Pick<PhaseInput, 'txn' | 'winner'>): readonly string[] {
   const own = indexFileActions(input.txn.actions)
   return [...input.winner.removedPaths].filter((p) => own.touched.has(p))
+}
+
+/**
+ * The deletion vectors Case 4b loads when it touches a compacted source: for each such source,
+ * what the compaction's tombstone removes and what it read (the gaps of the run), what the
+ * transaction read and what it writes; and every output's current one (the seeds of their new
+ * deletion vectors).
+ *
+ * @param input - the transaction, the winner and the flags
+ * @returns the plan
+ */
+function planReverseRemap(input: PlanInput): FetchPlan {
+  const plan = new FetchPlanBuilder()
+  if (!input.flags.optimizeReverseReconciliation) return plan.build()
+  const touched = reverseRemapTouched(input)
+  if (touched.length === 0) return plan.build()
+  const { winner } = input
+  const outputs = new Set(winner.addedFiles.map((f) => f.path))
+  for (const r of winner.removedFiles) {
+    if (!touched.includes(r.path)) continue
+    plan.deletionVector(r.deletionVector, r.path)
+    plan.deletionVector(parseOptimizeSourceComposition(r, outputs)?.readDeletionVector, r.path)
+  }
+  const own = indexFileActions(input.txn.actions)
+  for (const path of touched) {
+    plan.deletionVector(own.removes.get(path)?.deletionVector, path)
+    plan.deletionVector(own.adds.get(path)?.deletionVector, path)
+  }
+  for (const f of winner.addedFiles) plan.deletionVector(f.deletionVector, f.path)
+  return plan.build()
 }
 
 /**
@@ -86,7 +124,7 @@ export function reverseRemapTouched(input: Pick<PhaseInput, 'txn' | 'winner'>): 
  * @param input - the transaction, the winner, the flags and the loaded deletion vectors
  * @returns the rewritten transaction and the resolved paths, or the unchanged transaction
  */
-export function reconcileReverseRemap(input: PhaseInput): PhaseOutcome {
+function reconcileReverseRemap(input: PhaseInput): PhaseOutcome {
   const { txn, winner, fetched } = input
   if (!input.flags.optimizeReverseReconciliation || !deletionVectorsWritable(txn)) return unchanged(txn)
   // A transaction that changes no data (a compaction itself) deleted no rows to remap; Case 4a
@@ -186,6 +224,13 @@ export function reconcileReverseRemap(input: PhaseInput): PhaseOutcome {
     refusals,
   })
 }
+
+/** Case 4b: the deletion vectors it loads, and the remap it commits. */
+export const reverseRemapPhase: RowLevelPhase = Object.freeze({
+  label: 'the reverse compaction remap (Case 4b)',
+  plan: planReverseRemap,
+  reconcile: reconcileReverseRemap,
+})
 
 /** Maps the transaction's new deletions of one source onto the output, or undefined. */
 function remapFresh(

@@ -1,17 +1,24 @@
 /**
  * The conflict checker: one losing transaction against one winning commit, in Delta's order
- * (rlc-spec 2.2 and 3.1). Conflicts are returned as values; the commit loop throws them.
+ * (rlc-spec 2.2 and 3.1): Delta's file-level checks, and on top of them the row-level
+ * reconciliations, each behind its flag. Conflicts are returned as values; the commit loop
+ * throws them at its boundary. A reconciliation only turns an abort into a commit when the
+ * disjointness is proven; on any doubt the file-level answer stands.
  *
- * The loop checks the winners one at a time in version order, passing the transaction returned
- * for winner v as the input for winner v+1; the set of paths reconciled at row level lives only
- * for one winner.
+ * The module is pure: no I/O, no `node:*` import, no asynchronous code. The commit loop plans
+ * what to load (`planConflictFetches`), loads it through the engine, and checks the winners one
+ * at a time in version order, passing the transaction returned for winner v as the input for
+ * winner v+1; the set of paths reconciled at row level lives only for one winner.
+ *
+ * References: design/rlc-spec.md (rules), design/README.md section 3 (decisions), Delta's
+ * `ConflictChecker`.
  */
 import { deletionVectorsReady } from '../dv/initialization.js'
 import { type ConcurrentModificationError, InternalError } from '../errors/index.js'
 import { appendAll } from '../util/arrays.js'
-import { reconcileDeletionVectorUnion } from './case2-dv-union.js'
-import { reconcileForwardRemap } from './case4a-forward-remap.js'
-import { reconcileReverseRemap } from './case4b-reverse-remap.js'
+import { dvUnionPhase } from './case2-dv-union.js'
+import { forwardRemapPhase } from './case4a-forward-remap.js'
+import { reverseRemapPhase } from './case4b-reverse-remap.js'
 import type { FetchedFacts } from './fetched-facts.js'
 import {
   checkAddedFilesThatShouldHaveBeenRead,
@@ -20,7 +27,7 @@ import {
   type FileCheckContext,
 } from './file-checks.js'
 import type { ConflictFlags } from './flags.js'
-import { failSafe, type PhaseInput, type PhaseOutcome } from './phase.js'
+import { failSafe, type PhaseInput, type RowLevelPhase } from './phase.js'
 import { createReadMatcher } from './read-matcher.js'
 import type { NewDeletionVector, Reconciliation } from './reconciliation.js'
 import {
@@ -49,12 +56,15 @@ export type ConflictCheckResult =
       readonly error: ConcurrentModificationError
     }
 
-/** The row-level phases run between the table-state checks and the file checks, in order. */
-const ROW_LEVEL_PHASES: readonly (readonly [string, (input: PhaseInput) => PhaseOutcome])[] = [
-  ['the deletion-vector union (Case 2)', reconcileDeletionVectorUnion],
-  ['the forward compaction remap (Case 4a)', reconcileForwardRemap],
-  ['the reverse compaction remap (Case 4b)', reconcileReverseRemap],
-]
+/**
+ * The row-level phases run between the table-state checks and the file checks, in order; the
+ * fetch plan is the composition of their plans (and Case 1's).
+ */
+export const ROW_LEVEL_PHASES: readonly RowLevelPhase[] = Object.freeze([
+  dvUnionPhase,
+  forwardRemapPhase,
+  reverseRemapPhase,
+])
 
 /**
  * Checks a losing transaction against one winning commit, reconciling at row level where the
@@ -99,9 +109,9 @@ export function checkConflicts(
   const refusals = new Map<string, string>()
   const reconciliations: Reconciliation[] = []
   const newDeletionVectors: NewDeletionVector[] = []
-  for (const [label, phase] of ROW_LEVEL_PHASES) {
+  for (const phase of ROW_LEVEL_PHASES) {
     const input: PhaseInput = { txn: current, winner, flags, fetched }
-    const outcome = failSafe(current, label, () => phase(input))
+    const outcome = failSafe(current, phase.label, () => phase.reconcile(input))
     current = outcome.txn
     for (const p of outcome.resolvedPaths) resolved.add(p)
     for (const [p, reason] of outcome.refusals) if (!refusals.has(p)) refusals.set(p, reason)

@@ -5,6 +5,7 @@
 import type { RoaringBitmapArray } from '../dv/roaring-bitmap-array.js'
 import type { Expression } from '../expressions/index.js'
 import type { AddFile, DeletionVectorDescriptor } from '../protocol/actions.js'
+import { dvUniqueId, needsFetch } from './deletion-vectors.js'
 
 /** A deletion vector the loop must load (read its DV file, decode the bitmap). */
 export interface DeletionVectorRequest {
@@ -68,3 +69,62 @@ export const EMPTY_FETCH_PLAN: FetchPlan = Object.freeze({
   deletionVectors: Object.freeze([]),
   rowQueries: Object.freeze([]),
 })
+
+/**
+ * Collects a fetch plan: each file-backed deletion vector once (by unique id, the first data file
+ * that asks names it), empty and inline ones never (the checker decodes those itself); row
+ * questions in the order asked.
+ */
+export class FetchPlanBuilder {
+  readonly #deletionVectors = new Map<string, DeletionVectorRequest>()
+  readonly #rowQueries: RowMatchQuery[] = []
+
+  /**
+   * Asks for a deletion vector, if it must be loaded.
+   *
+   * @param dv - the descriptor, or undefined for none
+   * @param dataFilePath - the data file it belongs to
+   * @returns this builder
+   */
+  deletionVector(dv: DeletionVectorDescriptor | undefined, dataFilePath: string): this {
+    if (!needsFetch(dv)) return this
+    const key = dvUniqueId(dv)!
+    if (!this.#deletionVectors.has(key))
+      this.#deletionVectors.set(key, Object.freeze({ key, descriptor: dv, dataFilePath }))
+    return this
+  }
+
+  /**
+   * Asks a row question.
+   *
+   * @param query - the question
+   * @returns this builder
+   */
+  rowQuery(query: RowMatchQuery): this {
+    this.#rowQueries.push(query)
+    return this
+  }
+
+  /**
+   * Asks everything another plan asks.
+   *
+   * @param plan - a plan, typically one case's
+   * @returns this builder
+   */
+  include(plan: FetchPlan): this {
+    for (const d of plan.deletionVectors) {
+      if (!this.#deletionVectors.has(d.key)) this.#deletionVectors.set(d.key, d)
+    }
+    for (const q of plan.rowQueries) this.#rowQueries.push(q)
+    return this
+  }
+
+  /** @returns the plan, frozen; {@link EMPTY_FETCH_PLAN} when nothing was asked */
+  build(): FetchPlan {
+    if (this.#deletionVectors.size === 0 && this.#rowQueries.length === 0) return EMPTY_FETCH_PLAN
+    return Object.freeze({
+      deletionVectors: Object.freeze([...this.#deletionVectors.values()]),
+      rowQueries: Object.freeze([...this.#rowQueries]),
+    })
+  }
+}

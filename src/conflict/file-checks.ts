@@ -26,7 +26,7 @@ import type { ReadMatcher } from './read-matcher.js'
 import { type Reconciliation, type ReconciliationKind, reconciliation } from './reconciliation.js'
 import { context } from './table-state-checks.js'
 import type { TransactionInfo } from './transaction-info.js'
-import type { WinningCommitSummary } from './winning-commit.js'
+import { isolationCandidates, type WinningCommitSummary } from './winning-commit.js'
 
 /** What the file-level checks read. */
 export interface FileCheckContext {
@@ -81,7 +81,7 @@ export function checkAddedFilesThatShouldHaveBeenRead(ctx: FileCheckContext): Fi
     const tier1 = filterFilesByStats(candidates, txn, ctx.matcher)
     survivors = tier1.kept
     skipped = tier1.dropped
-    if (valueExactRulesOut(survivors, txn, flags, ctx.fetched)) {
+    if (valueExactRulesOut(survivors, { txn, winner, flags }, ctx.matcher, ctx.fetched)) {
       skipped = [...skipped, ...survivors]
       survivors = []
     }
@@ -187,24 +187,6 @@ function refusalFor(ctx: FileCheckContext, file: string | undefined): string | u
     if (own !== undefined) return own
   }
   return ctx.refusals.values().next().value
-}
-
-/**
- * The winner adds the isolation level asks the added-files check to consider.
- *
- * @param txn - the losing transaction
- * @param winner - the winning commit
- * @returns the candidates
- */
-export function isolationCandidates(txn: TransactionInfo, winner: WinningCommitSummary): readonly AddFile[] {
-  switch (txn.isolationLevel) {
-    case 'SnapshotIsolation':
-      return []
-    case 'WriteSerializable':
-      return txn.metadataChanged ? winner.addedFiles : winner.changedDataAddedFiles
-    case 'Serializable':
-      return winner.addedFiles
-  }
 }
 
 /**

@@ -1,7 +1,8 @@
 /**
  * The shape shared by the row-level reconciliation phases that run before the file-level checks
  * (Cases 2, 4a, 4b): each reads the transaction and the winner, and either rewrites the
- * transaction and names the paths it resolved, or changes nothing and says why.
+ * transaction and names the paths it resolved, or changes nothing and says why. Each phase is a
+ * {@link RowLevelPhase}: its fetch plan sits next to its reconcile, in the case's own file.
  */
 import {
   type Action,
@@ -12,7 +13,7 @@ import {
 } from '../protocol/actions.js'
 import { canWriteDeletionVectors } from '../protocol/table-features.js'
 import { dvUniqueId } from './deletion-vectors.js'
-import type { FetchedFacts } from './fetched-facts.js'
+import type { FetchedFacts, FetchPlan } from './fetched-facts.js'
 import type { ConflictFlags } from './flags.js'
 import type { NewDeletionVector, Reconciliation } from './reconciliation.js'
 import type { TransactionInfo } from './transaction-info.js'
@@ -24,6 +25,33 @@ export interface PhaseInput {
   readonly winner: WinningCommitSummary
   readonly flags: ConflictFlags
   readonly fetched: FetchedFacts
+}
+
+/** What a plan reads: no facts, since it says which facts to load. */
+export type PlanInput = Omit<PhaseInput, 'fetched'>
+
+/**
+ * One row-level case as a pair: the facts it needs, and the reconciliation that reads them.
+ *
+ * The contract, checked by the conflict unit tests: on any input, `reconcile` reads no deletion
+ * vector and asks no row question that `plan` did not list for that input. The commit loop plans
+ * on the transaction as it enters the checker; a later phase reconciles the transaction an
+ * earlier phase rewrote, whose new deletion vectors are inline or the winner's (already planned).
+ * A fact the loop failed to load makes `reconcile` refuse, never guess.
+ */
+export interface RowLevelPhase {
+  /** Names the phase in refusal reasons. */
+  readonly label: string
+  /**
+   * @param input - the transaction, the winner and the flags
+   * @returns what to load; empty when the phase's flag is off or nothing can apply
+   */
+  readonly plan: (input: PlanInput) => FetchPlan
+  /**
+   * @param input - the transaction, the winner, the flags and the loaded facts
+   * @returns the rewritten transaction and the resolved paths, or the unchanged transaction
+   */
+  readonly reconcile: (input: PhaseInput) => PhaseOutcome
 }
 
 /** What a phase produces. */

@@ -22,6 +22,7 @@ import {
   type Version,
 } from '../protocol/actions.js'
 import { canonicalLogPath } from '../protocol/log-paths.js'
+import type { TransactionInfo } from './transaction-info.js'
 
 /** A winning commit, pre-digested for the checks. */
 export interface WinningCommitSummary {
@@ -181,4 +182,27 @@ function canonicalPaths(actions: readonly Action[], root: string | undefined): r
     out?.push(next)
   }
   return out === undefined ? actions : Object.freeze(out)
+}
+
+/**
+ * The winner adds the isolation level asks the added-files check to consider (rlc-spec 2.2 step
+ * 10): none under SnapshotIsolation; under WriteSerializable only the adds of a winner that is
+ * not a blind append, unless the transaction changes metadata; every add otherwise.
+ *
+ * @param txn - the losing transaction
+ * @param winner - the winning commit
+ * @returns the candidates
+ */
+export function isolationCandidates(
+  txn: Pick<TransactionInfo, 'isolationLevel' | 'metadataChanged'>,
+  winner: WinningCommitSummary,
+): readonly AddFile[] {
+  switch (txn.isolationLevel) {
+    case 'SnapshotIsolation':
+      return []
+    case 'WriteSerializable':
+      return txn.metadataChanged ? winner.addedFiles : winner.changedDataAddedFiles
+    case 'Serializable':
+      return winner.addedFiles
+  }
 }

@@ -298,7 +298,7 @@ describe('Case 1 filters (CDS unit records)', () => {
       deletionVectors: new Map(),
       rowMatches: new Map(),
     })
-    return valueExactRulesOut(files, txn, EXACT_ON, facts) ? 0 : files.length
+    return valueExactRulesOut(files, { txn, winner: w, flags: EXACT_ON }, matcher, facts) ? 0 : files.length
   }
   const even = fileOf('even.parquet', range(0, 100, 2))
   const odd = fileOf('odd.parquet', range(1, 100, 2))
