@@ -3,7 +3,10 @@
  * servers of `servers.ts`), each giving fresh, empty table locations with the options
  * `DeltaTable.open` needs, and a direct store on the same location to upload or inspect objects.
  */
+import { randomUUID } from 'node:crypto'
+import { rmSync } from 'node:fs'
 import { readdir, readFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
 import { join, relative, sep } from 'node:path'
 import {
   createAzureStore,
@@ -52,6 +55,26 @@ export interface RemoteBackend {
   fresh(stem: string): RemoteLocation
 }
 
+/**
+ * Staging cache directories of this test process, one per table location, removed when it exits.
+ * The default cache is shared by every process on the machine and keeps what earlier runs left in
+ * it (up to its 1 GiB bound), and each fill's eviction pass stats every entry in the directory:
+ * thousands of calls per remote read. No two locations share objects, so one directory each
+ * keeps every pass as short as its own table.
+ */
+let processCacheRoot: string | undefined
+let cacheDirs = 0
+
+/** Engine options of a fresh remote location: a staging cache directory of its own. */
+export function testEngineOptions(): { readonly cacheDir: string } {
+  if (processCacheRoot === undefined) {
+    const root = join(tmpdir(), `delta-rlc-test-cache-${process.pid}-${randomUUID().slice(0, 8)}`)
+    process.once('exit', () => rmSync(root, { recursive: true, force: true }))
+    processCacheRoot = root
+  }
+  return { cacheDir: join(processCacheRoot, String(cacheDirs++)) }
+}
+
 /** Memory: the same process-wide named store `openStore('memory://...')` returns. */
 export function memoryBackend(): RemoteBackend {
   return {
@@ -61,7 +84,7 @@ export function memoryBackend(): RemoteBackend {
     stop: async () => {},
     fresh(stem) {
       const location = `memory://${uniqueName(stem)}`
-      return { location, openOptions: {}, store: openStore(location) }
+      return { location, openOptions: { engineOptions: testEngineOptions() }, store: openStore(location) }
     },
   }
 }
@@ -88,7 +111,7 @@ export function azuriteBackend(): RemoteBackend & { readonly server: () => TestS
       const storageOptions = azuriteStorageOptions(server.endpoint)
       return {
         location,
-        openOptions: { storageOptions },
+        openOptions: { storageOptions, engineOptions: testEngineOptions() },
         store: createAzureStore(location, storageOptions.azure),
       }
     },
@@ -115,7 +138,11 @@ export function s3rverBackend(): RemoteBackend & { readonly server: () => TestSe
       if (server === undefined) throw new Error('s3rver is not started')
       const location = `s3://${bucket}/${uniqueName(stem)}`
       const storageOptions = s3rverStorageOptions(server.endpoint)
-      return { location, openOptions: { storageOptions }, store: createS3Store(location, storageOptions.s3) }
+      return {
+        location,
+        openOptions: { storageOptions, engineOptions: testEngineOptions() },
+        store: createS3Store(location, storageOptions.s3),
+      }
     },
   }
 }
