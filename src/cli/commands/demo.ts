@@ -53,7 +53,7 @@ export const demoCommand: Command = {
     `The full race (--full, about a minute; npm run demo runs it): ${Object.values(FULL_WRITERS).reduce((a, b) => a + b, 0)} writer processes (append,`,
     'delete, update, merge, optimize) on one table for --duration per run, file-level then',
     'row-level on the same seeded workload; a verifier replays every commit on a model. Writes an',
-    'HTML report. Same as: delta-rlc race <dir> --compare.',
+    'HTML report. delta-rlc race <dir> --compare runs the same race with any writers and faults.',
   ].join('\n'),
   options: {
     full: { type: 'boolean', help: 'run the full race of writer processes (about a minute)' },
@@ -71,7 +71,7 @@ export const demoCommand: Command = {
     dir: {
       type: 'string',
       value: 'DIR',
-      help: 'create the tables (and the race reports) under DIR and keep them (default: a temp dir)',
+      help: 'create the tables and reports under DIR and keep them (default: a temp dir)',
     },
   },
   positionals: { min: 0, max: 0, names: 'no arguments' },
