@@ -1,53 +1,21 @@
 /**
  * delta-rlc: a Delta Lake table engine for Node.js with row-level concurrency.
  *
- * The package root exports the public surface; see the README for a quickstart.
+ * The package root exports the table API: tables, snapshots, scans, transactions, the stores a
+ * table opens (local, memory, and any location through `openStore`), the errors and the types a
+ * caller needs. Everything else has its own entry point, so that the root pulls in no test tool
+ * and no backend detail:
+ * - `delta-rlc/engine`: the Engine interface a custom engine implements, and the default engine;
+ * - `delta-rlc/storage/azure`, `delta-rlc/storage/s3`: the cloud stores and their options;
+ * - `delta-rlc/duckdb`: DuckDB views and result streams, which take DuckDB values;
+ * - `delta-rlc/testing`: fault and latency stores, and physical readers of the log and files.
+ * See the README for a quickstart.
  */
 
 export type { ArrowInput } from './arrow/arrow-to-rows.js'
 export type { ConflictFlags } from './conflict/flags.js'
 export { CONFLICT_FLAG_KEYS, parseConflictFlags } from './conflict/flags.js'
 export type { Reconciliation, ReconciliationKind } from './conflict/reconciliation.js'
-export type {
-  ActionRow,
-  CheckpointWriteOptions,
-  ColumnSpec,
-  CompactedSource,
-  CompactionOutput,
-  CompactRequest,
-  DataFileRef,
-  DataPlane,
-  DataWriter,
-  Engine,
-  EngineCallOptions,
-  FileMatches,
-  MergeDeleteClause,
-  MergeExecutor,
-  MergeInsertClause,
-  MergeMultipleMatch,
-  MergeRequest,
-  MergeResult,
-  MergeSourceColumn,
-  MergeTargetClause,
-  MergeUpdateClause,
-  ParquetHandler,
-  RewriteRequest,
-  ScanRequest,
-  WriteCallOptions,
-  WriteRowsRequest,
-  WriteTarget,
-  WrittenFile,
-} from './engine/index.js'
-export { createDefaultEngine, type DefaultEngineOptions } from './engine-default/default-engine.js'
-export {
-  createDuckDbInstance,
-  type DuckDbInstanceOptions,
-  openStream,
-  type ResultStream,
-  type StreamChunksOptions,
-  type StreamFailure,
-  streamChunks,
-} from './engine-default/duckdb-runtime.js'
 export * from './errors/index.js'
 export type { Expression } from './expressions/ast.js'
 export { parseExpression, parsePredicate } from './expressions/parse-predicate.js'
@@ -89,14 +57,8 @@ export { Snapshot } from './snapshot/snapshot.js'
 export type { CheckpointResult } from './snapshot/write-checkpoint.js'
 export {
   type AzureStoreOptions,
-  createAzureStore,
-  createFaultyStore,
   createLocalStore,
   createMemoryStore,
-  createS3Store,
-  type FaultPlan,
-  type FaultRule,
-  type FaultyStore,
   type OpenStoreOptions,
   openStore,
   type RetryOptions,
@@ -119,7 +81,6 @@ export {
   type OpenOptions,
   type StopOptions,
 } from './table/delta-table.js'
-export { createSnapshotView, type SnapshotView, type SnapshotViewOptions } from './table/sql-view.js'
 export type { CommitRetryPolicy } from './txn/commit-options.js'
 export type { CommitResult } from './txn/commit-result.js'
 export { type BeginOptions, Transaction } from './txn/transaction.js'

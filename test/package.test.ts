@@ -3,7 +3,7 @@
  * no cloud SDK or test server leaking into the runtime dependencies by accident.
  */
 import assert from 'node:assert/strict'
-import { readFile } from 'node:fs/promises'
+import { access, readFile } from 'node:fs/promises'
 import { describe, it } from 'node:test'
 
 const pkg = JSON.parse(await readFile(new URL('../package.json', import.meta.url), 'utf8'))
@@ -26,6 +26,25 @@ describe('package.json', () => {
     assert.equal(pkg.exports['.'].default, './dist/src/index.js')
     assert.equal(pkg.exports['.'].types, './dist/src/index.d.ts')
     assert.equal(pkg.bin['delta-rlc'], './dist/src/cli/main.js')
+  })
+
+  it('declares each subpath with its types and its built entry, built from one file under src/', async () => {
+    assert.deepEqual(Object.keys(pkg.exports), [
+      '.',
+      './engine',
+      './storage/azure',
+      './storage/s3',
+      './duckdb',
+      './testing',
+    ])
+    for (const [subpath, target] of Object.entries(pkg.exports) as [string, Record<string, string>][]) {
+      // `types` first: resolvers take the first condition that matches.
+      assert.deepEqual(Object.keys(target), ['types', 'default'], subpath)
+      const built = /^\.\/dist\/(src\/.+)\.js$/.exec(target.default ?? '')
+      assert.ok(built, `${subpath}: ${target.default} is not a file under dist/src`)
+      assert.equal(target.types, `./dist/${built[1]}.d.ts`, subpath)
+      await access(new URL(`../${built[1]}.ts`, import.meta.url))
+    }
   })
 
   it('keeps test servers out of the runtime dependencies', () => {

@@ -1,10 +1,16 @@
 /**
- * The public surface of the package root, pinned: removing or renaming an export is a
- * breaking change and must show up here. The error classes carry their stable codes.
+ * The public surface of the package root and of each subpath entry, pinned: removing or renaming
+ * an export is a breaking change and must show up here, and so must a test tool or a backend
+ * detail that reaches the root. The error classes carry their stable codes.
  */
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import * as api from '../src/index.js'
+import * as duckdb from '../src/subpaths/duckdb.js'
+import * as engine from '../src/subpaths/engine.js'
+import * as azure from '../src/subpaths/storage-azure.js'
+import * as s3 from '../src/subpaths/storage-s3.js'
+import * as testing from '../src/subpaths/testing.js'
 
 describe('public API', () => {
   it('exports exactly this surface', () => {
@@ -40,29 +46,66 @@ describe('public API', () => {
       'UnsupportedProtocolVersionError',
       'UnsupportedTableFeatureError',
       'VersionNotFoundError',
-      'createAzureStore',
-      'createDefaultEngine',
-      'createDuckDbInstance',
-      'createFaultyStore',
       'createLocalStore',
       'createMemoryStore',
-      'createS3Store',
-      'createSnapshotView',
       'isDeltaError',
       'openStore',
-      'openStream',
       'parseConflictFlags',
       'parseDdlSchema',
       'parseExpression',
       'parsePredicate',
-      'streamChunks',
       'toJSONRow',
     ])
   })
 
+  it('delta-rlc/engine exports the default engine; the rest of it is types', () => {
+    assert.deepEqual(Object.keys(engine).sort(), ['createDefaultEngine'])
+  })
+
+  it('delta-rlc/storage/azure and delta-rlc/storage/s3 export their store and location parser', () => {
+    assert.deepEqual(Object.keys(azure).sort(), ['createAzureStore', 'parseAzureLocation'])
+    assert.deepEqual(Object.keys(s3).sort(), ['createS3Store', 'parseS3Location'])
+  })
+
+  it('delta-rlc/duckdb exports the DuckDB instance, result streams and the snapshot view', () => {
+    assert.deepEqual(Object.keys(duckdb).sort(), [
+      'createDuckDbInstance',
+      'createSnapshotView',
+      'openStream',
+      'streamChunks',
+    ])
+  })
+
+  it('delta-rlc/testing exports the wrapping stores and the physical readers', () => {
+    assert.deepEqual(Object.keys(testing).sort(), [
+      'LOG_DIR',
+      'advanceSnapshot',
+      'columnSpecs',
+      'commitKey',
+      'createDelayStore',
+      'createFaultyStore',
+      'decodeAddPath',
+      'listLogFrom',
+      'lit',
+      'loadDeletionVector',
+      'loadSnapshot',
+      'parseLogFileName',
+      'parseOptimizeSourceComposition',
+      'passThroughStore',
+      'readCommit',
+    ])
+  })
+
+  it('no subpath export is also a root export: each name has one entry point', () => {
+    const root = new Set(Object.keys(api))
+    for (const [name, entry] of Object.entries({ engine, azure, s3, duckdb, testing })) {
+      for (const key of Object.keys(entry)) assert.ok(!root.has(key), `${key} of ${name} is also at the root`)
+    }
+  })
+
   it('conflict errors carry the codes of api.md', () => {
     const ctx = { winnerVersion: 3n, winnerOperation: 'DELETE' }
-    const cases: Array<[api.ConcurrentModificationError, string]> = [
+    const cases: Array<[api.ConcurrentModificationError, api.DeltaErrorCode]> = [
       [new api.ConcurrentAppendError(ctx), 'DELTA_CONCURRENT_APPEND'],
       [new api.ConcurrentDeleteReadError(ctx), 'DELTA_CONCURRENT_DELETE_READ'],
       [new api.ConcurrentDeleteDeleteError(ctx), 'DELTA_CONCURRENT_DELETE_DELETE'],
@@ -75,7 +118,20 @@ describe('public API', () => {
       assert.ok(err instanceof api.ConcurrentModificationError && err instanceof api.DeltaError)
       assert.match(err.message, /version 3 \(DELETE\)/)
       assert.ok(api.isDeltaError(err, code))
+      assert.ok(!api.isDeltaError(err, 'DELTA_INVALID_ARGUMENT'))
     }
+  })
+
+  it('isDeltaError narrows to the classes of the codes it is given, and takes only known codes', () => {
+    const err: unknown = new api.TableNotFoundError('/nowhere')
+    if (api.isDeltaError(err, 'DELTA_TABLE_NOT_FOUND', 'DELTA_VERSION_NOT_FOUND')) {
+      const narrowed: api.TableNotFoundError | api.VersionNotFoundError = err
+      assert.equal(narrowed.code, 'DELTA_TABLE_NOT_FOUND')
+    } else assert.fail('a TableNotFoundError has the code DELTA_TABLE_NOT_FOUND')
+    assert.ok(api.isDeltaError(err))
+    assert.ok(!api.isDeltaError(new Error('plain')))
+    // @ts-expect-error: a misspelt code is a type error, not a check that never matches.
+    assert.ok(!api.isDeltaError(err, 'DELTA_TABLE_NOT_FOUNDD'))
   })
 
   it('the six reconciliation flags of api.md are accepted, with or without the Spark prefix', () => {

@@ -14,18 +14,20 @@ import {
 } from '@duckdb/node-api'
 import { isInteger, isSafeNumber, parse } from 'lossless-json'
 import {
-  createDuckDbInstance,
   FileNotFoundError,
   InvalidArgumentError,
   isDeltaError,
-  openStream,
-  type ResultStream,
   StorageError,
-  type StreamFailure,
   type StructField,
   type StructType,
   UnsupportedError,
 } from '../index.js'
+import {
+  createDuckDbInstance,
+  openStream,
+  type ResultStream,
+  type StreamFailure,
+} from '../subpaths/duckdb.js'
 import { UsageError } from './command.js'
 
 /** Formats of input files. */

@@ -17,14 +17,3 @@ export abstract class DeltaError extends Error {
     this.hint = options?.hint
   }
 }
-
-/**
- * Narrows `err` to a {@link DeltaError}, optionally one of the given codes.
- *
- * @param err - anything caught
- * @param codes - when given, the error's code must be one of them
- * @returns whether `err` is such an error
- */
-export function isDeltaError(err: unknown, ...codes: string[]): err is DeltaError {
-  return err instanceof DeltaError && (codes.length === 0 || codes.includes(err.code))
-}

@@ -6,7 +6,7 @@
  */
 import { closeSync, fsyncSync, openSync, writeSync } from 'node:fs'
 import { readFile } from 'node:fs/promises'
-import { InvalidArgumentError } from '../errors/index.js'
+import { InvalidArgumentError } from '../index.js'
 import type { RaceConfig } from './options.js'
 import type { OpKind } from './plan.js'
 

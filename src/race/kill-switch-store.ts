@@ -3,8 +3,8 @@
  * a log entry: the two moments where a crash decides whether a commit exists. Everything else
  * passes through untouched.
  */
-import type { FileMeta, ObjectStore, PutOptions } from '../storage/object-store.js'
-import { passThroughStore } from '../storage/pass-through-store.js'
+import type { FileMeta, ObjectStore, PutOptions } from '../index.js'
+import { passThroughStore } from '../subpaths/testing.js'
 
 /** A put of a commit file (`_delta_log/<20 digits>.json`). */
 const COMMIT_KEY = /^_delta_log\/\d{20}\.json$/

@@ -5,9 +5,12 @@
  */
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { CONFLICT_FLAG_KEYS, parseConflictFlags } from '../conflict/flags.js'
-import { InvalidArgumentError } from '../errors/index.js'
-import type { CommitRetryPolicy } from '../txn/commit-options.js'
+import {
+  CONFLICT_FLAG_KEYS,
+  type CommitRetryPolicy,
+  InvalidArgumentError,
+  parseConflictFlags,
+} from '../index.js'
 
 /** What a writer process does in a loop. `mixed` draws one of the other kinds per operation. */
 export type WriterKind = 'append' | 'delete' | 'update' | 'merge' | 'optimize' | 'mixed'

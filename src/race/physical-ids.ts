@@ -5,11 +5,9 @@
  * the most recently read files stay in memory, since the output of one OPTIMIZE is usually a
  * source of the next.
  */
-import type { ColumnSpec } from '../engine/data-plane.js'
-import type { Engine } from '../engine/engine.js'
-import { lit } from '../expressions/ast.js'
-import type { AddFile } from '../protocol/actions.js'
-import { decodeAddPath } from '../protocol/partition-values.js'
+import type { AddFile } from '../index.js'
+import type { ColumnSpec, Engine } from '../subpaths/engine.js'
+import { decodeAddPath, lit } from '../subpaths/testing.js'
 
 /** A data file to read: its log path and partition values. */
 export interface IdFile {

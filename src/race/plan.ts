@@ -5,7 +5,7 @@
  * determined by its parameters and the rows it sees, and the verifier can replay it on an
  * in-memory model.
  */
-import { InvalidArgumentError } from '../errors/index.js'
+import { InvalidArgumentError } from '../index.js'
 import type { RaceConfig, WriterKind, WriterSpec } from './options.js'
 import { type Random, seededRandom } from './random.js'
 

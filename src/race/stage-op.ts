@@ -1,8 +1,7 @@
 /**
  * Stages a planned operation on a transaction through the public transaction API.
  */
-import { UnsupportedError } from '../errors/index.js'
-import type { CommitResult } from '../txn/commit-result.js'
+import { type CommitResult, UnsupportedError } from '../index.js'
 import type { PlannedOp } from './plan.js'
 
 /**

@@ -6,17 +6,17 @@
  * (Cases 4a and 4b) delete the wrong rows, so it is checked directly, not only through its
  * consequences.
  */
-import { parseOptimizeSourceComposition, type SourceComposition } from '../conflict/composition-tags.js'
-import type { RoaringBitmapArray } from '../dv/roaring-bitmap-array.js'
-import type { ColumnSpec } from '../engine/data-plane.js'
-import type { Engine } from '../engine/engine.js'
-import { FileNotFoundError } from '../errors/index.js'
-import type { AddFile, RemoveFile } from '../protocol/actions.js'
-import { commitKey } from '../protocol/log-files.js'
-import { loadDeletionVector } from '../scan/load-deletion-vector.js'
-import { columnSpecs } from '../scan/table-scan.js'
-import { readCommit } from '../snapshot/log-reader.js'
-import type { DeltaTable } from '../table/delta-table.js'
+import { type AddFile, type DeltaTable, FileNotFoundError, type RemoveFile } from '../index.js'
+import type { ColumnSpec, Engine } from '../subpaths/engine.js'
+import {
+  columnSpecs,
+  commitKey,
+  loadDeletionVector,
+  parseOptimizeSourceComposition,
+  type RoaringBitmapArray,
+  readCommit,
+  type SourceComposition,
+} from '../subpaths/testing.js'
 import { mapLimit } from '../util/map-limit.js'
 import { type IdFile, PhysicalIds } from './physical-ids.js'
 

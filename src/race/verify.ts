@@ -12,19 +12,24 @@
  * where its composition tags say. It also explains every conflict abort by the winning operation.
  */
 import {
+  type Action,
+  DeltaTable,
   FileNotFoundError,
   InvalidArgumentError,
   isDeltaError,
+  type Snapshot,
+  TableScan,
   VersionNotFoundError,
-} from '../errors/index.js'
-import type { Action } from '../protocol/actions.js'
-import { commitKey, LOG_DIR, parseLogFileName } from '../protocol/log-files.js'
-import { TableScan } from '../scan/table-scan.js'
-import { advanceSnapshot } from '../snapshot/advance-snapshot.js'
-import { loadSnapshot } from '../snapshot/load-snapshot.js'
-import { listLogFrom, readCommit } from '../snapshot/log-reader.js'
-import type { Snapshot } from '../snapshot/snapshot.js'
-import { DeltaTable } from '../table/delta-table.js'
+} from '../index.js'
+import {
+  advanceSnapshot,
+  commitKey,
+  LOG_DIR,
+  listLogFrom,
+  loadSnapshot,
+  parseLogFileName,
+  readCommit,
+} from '../subpaths/testing.js'
 import { mapLimit } from '../util/map-limit.js'
 import { type AttemptEvent, type RaceEvent, type RunEvent, readEvents } from './events.js'
 import { RaceModel } from './model.js'

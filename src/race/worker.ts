@@ -4,7 +4,7 @@
  * (which carries the deadline) and runs the writer loop. The exit code is 0 when the loop ended
  * normally and 1 on a failure the loop could not turn into a logged abort.
  */
-import { InvalidArgumentError } from '../errors/index.js'
+import { InvalidArgumentError } from '../index.js'
 import { runWriter, type WriterTask } from './writer.js'
 
 /** The harness's start signal. */

@@ -11,13 +11,16 @@
  */
 import { existsSync } from 'node:fs'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { ConcurrentModificationError, isDeltaError, StorageError } from '../errors/index.js'
-import { createDelayStore } from '../storage/delay-store.js'
-import { createFaultyStore, type FaultPlan } from '../storage/faulty-store.js'
-import { openStore } from '../storage/index.js'
-import type { ObjectStore } from '../storage/object-store.js'
-import { DeltaTable } from '../table/delta-table.js'
-import type { CommitResult } from '../txn/commit-result.js'
+import {
+  type CommitResult,
+  ConcurrentModificationError,
+  DeltaTable,
+  isDeltaError,
+  type ObjectStore,
+  openStore,
+  StorageError,
+} from '../index.js'
+import { createDelayStore, createFaultyStore, type FaultPlan } from '../subpaths/testing.js'
 import { type AttemptEvent, EventSink, type KillMoment, readEvents } from './events.js'
 import { createKillSwitchStore, type KillSwitchStore } from './kill-switch-store.js'
 import type { RaceConfig, WriterSpec } from './options.js'

@@ -1,8 +1,8 @@
 /**
  * The Engine contract: what the Delta logic relies on from any {@link Engine}, as one set of
  * tests. `engineContract` registers them for an engine factory; an embedder's engine is checked
- * by calling it with its own factory. Everything used here comes from the package root, so a
- * custom engine needs nothing else.
+ * by calling it with its own factory. Everything used here comes from the package root and
+ * `delta-rlc/engine`, so a custom engine needs nothing else.
  *
  * The cases follow the interfaces' TSDoc: the writer's files and exact statistics, the data
  * plane's live rows (deletion vectors applied, partition values from the log, physical order),
@@ -13,24 +13,26 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import {
-  type ColumnSpec,
   createMemoryStore,
-  type DataFileRef,
-  type DataWriter,
-  type Engine,
   FileNotFoundError,
   InvalidArgumentError,
   InvalidTableError,
-  type MergeExecutor,
-  type MergeRequest,
   type ObjectStore,
   parseExpression,
   parsePredicate,
-  type ScanRequest,
   type StructType,
-  type WriteTarget,
-  type WrittenFile,
 } from '../../src/index.js'
+import type {
+  ColumnSpec,
+  DataFileRef,
+  DataWriter,
+  Engine,
+  MergeExecutor,
+  MergeRequest,
+  ScanRequest,
+  WriteTarget,
+  WrittenFile,
+} from '../../src/subpaths/engine.js'
 
 /** Creates the engine under test over a store; the suite closes it. */
 export type EngineFactory = (storage: ObjectStore) => Engine | Promise<Engine>

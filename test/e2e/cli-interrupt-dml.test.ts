@@ -10,7 +10,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import { DuckDBInstance } from '@duckdb/node-api'
-import { createSnapshotView, DeltaTable } from '../../src/index.js'
+import { DeltaTable } from '../../src/index.js'
+import { createSnapshotView } from '../../src/subpaths/duckdb.js'
 import { buildCli, type CliRun, startCli } from '../helpers/cli-build.js'
 
 const TABLE_ROWS = 250_000

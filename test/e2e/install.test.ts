@@ -114,7 +114,14 @@ async function writeProject(dir: string, spec: string, resolved: string): Promis
       'rows.sort((x, y) => Number(x.id - y.id))',
       'const version = (await table.snapshot()).version',
       'await table.close()',
-      'console.log(JSON.stringify({ version: String(version), rows: rows.map((r) => [String(r.id), r.name]) }))',
+      // Each subpath of the exports map resolves in the installed package.
+      "const { createDefaultEngine } = await import('delta-rlc/engine')",
+      "const { createAzureStore } = await import('delta-rlc/storage/azure')",
+      "const { createS3Store } = await import('delta-rlc/storage/s3')",
+      "const { createSnapshotView } = await import('delta-rlc/duckdb')",
+      "const { createFaultyStore } = await import('delta-rlc/testing')",
+      'const subpaths = [createDefaultEngine, createAzureStore, createS3Store, createSnapshotView, createFaultyStore].map((f) => f.name)',
+      'console.log(JSON.stringify({ version: String(version), rows: rows.map((r) => [String(r.id), r.name]), subpaths }))',
     ].join('\n'),
   )
 }
@@ -142,6 +149,13 @@ async function checkProject(dir: string): Promise<void> {
       ['1', 'a'],
       ['2', 'b'],
       ['3', 'c'],
+    ],
+    subpaths: [
+      'createDefaultEngine',
+      'createAzureStore',
+      'createS3Store',
+      'createSnapshotView',
+      'createFaultyStore',
     ],
   })
   const help = ok(await run('npx', ['--offline', 'delta-rlc', '--help'], dir), 'npx delta-rlc --help')

@@ -10,7 +10,7 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
-import { isDeltaError } from '../../src/errors/index.js'
+import { type DeltaErrorCode, isDeltaError } from '../../src/errors/index.js'
 import type { MergeOptions } from '../../src/ops/merge-clauses.js'
 import { DeltaTable } from '../../src/table/delta-table.js'
 import {
@@ -327,7 +327,7 @@ describe('MERGE refusals', () => {
   })
   after(async () => t.cleanup())
 
-  async function refused(source: unknown, options: unknown, code: string): Promise<Error> {
+  async function refused(source: unknown, options: unknown, code: DeltaErrorCode): Promise<Error> {
     const version = await latestVersion(t.table)
     const files = await listDataFiles(t.dir)
     let caught: unknown
@@ -368,7 +368,7 @@ describe('MERGE refusals', () => {
     )
   })
 
-  const bad: readonly { name: string; source?: unknown; options: unknown; code?: string }[] = [
+  const bad: readonly { name: string; source?: unknown; options: unknown; code?: DeltaErrorCode }[] = [
     { name: 'a missing on', options: { whenMatched: [{ delete: true }] } },
     { name: 'no clause', options: { on: 'target.id = source.id' } },
     {

@@ -8,7 +8,7 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
-import { isDeltaError } from '../../src/errors/index.js'
+import { type DeltaErrorCode, isDeltaError } from '../../src/errors/index.js'
 import { DeltaTable } from '../../src/table/delta-table.js'
 import {
   addsOf,
@@ -216,7 +216,7 @@ describe('UPDATE input validation', () => {
   })
   after(async () => t.cleanup())
 
-  const bad: readonly { name: string; options: unknown; code: string }[] = [
+  const bad: readonly { name: string; options: unknown; code: DeltaErrorCode }[] = [
     { name: 'an unknown column in set', options: { set: { nope: '1' } }, code: 'DELTA_INVALID_ARGUMENT' },
     { name: 'a nested column in set', options: { set: { 'name.x': '1' } }, code: 'DELTA_INVALID_ARGUMENT' },
     {

@@ -4,13 +4,13 @@ import {
   DuckDBTimestampValue,
   type DuckDBValue,
 } from '@duckdb/node-api'
+import { InvalidArgumentError } from '../../index.js'
 import {
   createDuckDbInstance,
   createSnapshotView,
-  InvalidArgumentError,
   openStream,
   type ResultStream,
-} from '../../index.js'
+} from '../../subpaths/duckdb.js'
 import {
   type Command,
   integerOption,
