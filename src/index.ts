@@ -81,6 +81,7 @@ export {
   type OpenOptions,
   type StopOptions,
 } from './table/delta-table.js'
+export { Transaction } from './table/transaction.js'
 export type { CommitRetryPolicy } from './txn/commit-options.js'
 export type { CommitResult } from './txn/commit-result.js'
-export { type BeginOptions, Transaction } from './txn/transaction.js'
+export type { BeginOptions } from './txn/transaction.js'

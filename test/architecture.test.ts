@@ -86,6 +86,16 @@ describe('module boundaries', () => {
     }
   })
 
+  it('txn/ knows no operation: it imports neither ops/ nor a layer above it', async () => {
+    const above = ['ops', 'table', 'cli', 'race', 'engine-default', 'index.js']
+    for (const f of await filesOf('txn')) {
+      const text = code(await readFile(join(src, f), 'utf8'))
+      for (const spec of importsOf(text)) {
+        if (spec.startsWith('.')) assert.ok(!above.includes(target(f, spec)), `${f} imports ${spec}`)
+      }
+    }
+  })
+
   it('cli/ uses the public API only: the package root and its declared subpaths', async () => {
     for (const f of await filesOf('cli')) {
       const text = code(await readFile(join(src, f), 'utf8'))

@@ -1,6 +1,6 @@
 import { InvalidArgumentError } from '../errors/index.js'
 import { appendOnly } from '../protocol/table-properties.js'
-import type { OperationContext, StagedOperation } from './operation.js'
+import type { OperationContext, PreparedOperation } from '../txn/staged-operation.js'
 import { addFileOf, writeTargetOf } from './write-support.js'
 
 /** Options of an append. */
@@ -22,7 +22,7 @@ export async function buildAppend(
   ctx: OperationContext,
   rows: readonly Readonly<Record<string, unknown>>[],
   options: AppendOptions = {},
-): Promise<StagedOperation> {
+): Promise<PreparedOperation> {
   if (!Array.isArray(rows)) {
     throw new InvalidArgumentError('append expects an array of row objects', { argument: 'rows' })
   }
@@ -37,6 +37,7 @@ export async function buildAppend(
           target: writeTargetOf(snap, options.targetFileSize),
           signal: ctx.signal,
         })
+  ctx.wrote(written.map((f) => f.key))
   const now = ctx.now()
   const actions = written.map((f) => ({ add: addFileOf(f, now, true) }))
   return {
@@ -49,6 +50,5 @@ export async function buildAppend(
       numOutputBytes: written.reduce((n, f) => n + f.size, 0),
     },
     changesData: true,
-    writtenKeys: written.map((f) => f.key),
   }
 }

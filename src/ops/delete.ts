@@ -6,8 +6,8 @@ import type { Action, AddFile } from '../protocol/actions.js'
 import { canWriteDeletionVectors } from '../protocol/table-features.js'
 import { pruneFiles } from '../scan/prune-files.js'
 import { columnSpecs, dataFileRefs, parseWhere } from '../scan/table-scan.js'
-import { removeRows, type TouchedFile, type WritingOperation } from './dml-support.js'
-import type { OperationContext } from './operation.js'
+import type { OperationContext, PreparedOperation } from '../txn/staged-operation.js'
+import { removeRows, type TouchedFile } from './dml-support.js'
 
 /**
  * DELETE: removes the rows matching `where` (every row when absent).
@@ -16,7 +16,6 @@ import type { OperationContext } from './operation.js'
  * all match is removed whole. Otherwise, with deletion vectors enabled on the table
  * (`delta.enableDeletionVectors`), the file gets a new DV (merge-on-read: `remove(P, oldDV)` +
  * `add(P, newDV)`); without them its remaining rows are copied to a new file (copy-on-write).
- * When writing fails part way, what this DELETE stored is deleted again.
  *
  * @param ctx - the transaction's context
  * @param where - SQL predicate text or expression
@@ -26,7 +25,7 @@ import type { OperationContext } from './operation.js'
 export async function buildDelete(
   ctx: OperationContext,
   where: string | Expression | undefined,
-): Promise<WritingOperation> {
+): Promise<PreparedOperation> {
   const snap = ctx.snapshot
   const predicate = parseWhere(where)
   const { files: candidates } = pruneFiles(snap, snap.activeFiles(), predicate)
@@ -54,7 +53,6 @@ export async function buildDelete(
         numCopiedRows: 0,
       },
       changesData: true,
-      writtenKeys: [],
     }
   }
 
@@ -70,7 +68,7 @@ export async function buildDelete(
     if (m.positions.length === 0) continue
     touched.push({ file: candidates[i]!, ref: refs[i]!, positions: m.positions, liveRows: m.liveRows })
   }
-  // Writes what it must (DV files, copy-on-write outputs) and deletes them again if it fails.
+  // Writes what it must (DV files, copy-on-write outputs) and hands them to the transaction.
   const removal = await removeRows(ctx, touched, canWriteDeletionVectors(snap.protocol, snap.metadata))
   return {
     operation: 'DELETE',
@@ -84,7 +82,6 @@ export async function buildDelete(
       numDeletionVectorsAdded: removal.dvsAdded + removal.dvsUpdated,
     },
     changesData: true,
-    writtenKeys: removal.writtenKeys,
   }
 }
 

@@ -3,7 +3,6 @@ import { initDeletionVectors } from '../dv/index.js'
 import { RoaringBitmapArray } from '../dv/roaring-bitmap-array.js'
 import type { DataFileRef } from '../engine/data-plane.js'
 import type { WrittenFile } from '../engine/data-writer.js'
-import type { Engine } from '../engine/engine.js'
 import { InvalidArgumentError, UnsupportedError } from '../errors/index.js'
 import { columnsOf, type Expression } from '../expressions/ast.js'
 import { parseExpression } from '../expressions/parse-predicate.js'
@@ -12,17 +11,8 @@ import { fieldByName, type StructField } from '../protocol/schema.js'
 import { canWriteDeletionVectors, isAppendOnly } from '../protocol/table-features.js'
 import { snapshotColumns } from '../scan/prune-files.js'
 import type { Snapshot } from '../snapshot/snapshot.js'
-import type { OperationContext, StagedOperation } from './operation.js'
+import type { OperationContext } from '../txn/staged-operation.js'
 import { addFileOf, writeDeletionVectors, writeTargetOf } from './write-support.js'
-
-/**
- * A staged operation that always names the objects it stored (new data files and DV files), so
- * its transaction can delete them when it does not commit them.
- */
-export interface WritingOperation extends StagedOperation {
-  /** Store keys of the objects this operation wrote. */
-  readonly writtenKeys: readonly string[]
-}
 
 /** One file some of whose live rows leave the table (deleted, or replaced by new images). */
 export interface TouchedFile {
@@ -37,7 +27,6 @@ export interface TouchedFile {
 /** What removing rows from files produced. */
 export interface RowRemoval {
   readonly actions: readonly Action[]
-  readonly writtenKeys: readonly string[]
   /** Files removed whole or rewritten without the rows. */
   readonly removedFiles: number
   readonly removedBytes: number
@@ -56,12 +45,11 @@ export interface RowRemoval {
 
 /**
  * Replaces rows: takes the `touched` rows out of their files (see {@link removeRows}) once
- * `written` already holds what replaces them, and returns the actions of both. When the removal
- * fails, the new files are deleted again.
+ * `written` already holds what replaces them, and returns the actions of both.
  *
  * @param ctx - the transaction's context
  * @param touched - the files and the positions leaving them
- * @param written - the new files (updated images, inserted rows)
+ * @param written - the new files (updated images, inserted rows), already handed to `ctx.wrote`
  * @returns the removal and every action to commit
  */
 export async function replaceRows(
@@ -70,16 +58,7 @@ export async function replaceRows(
   written: readonly WrittenFile[],
 ): Promise<{ removal: RowRemoval; actions: Action[] }> {
   const snap = ctx.snapshot
-  let removal: RowRemoval
-  try {
-    removal = await removeRows(ctx, touched, canWriteDeletionVectors(snap.protocol, snap.metadata))
-  } catch (err) {
-    await deleteQuietly(
-      ctx.engine,
-      written.map((f) => f.key),
-    )
-    throw err
-  }
+  const removal = await removeRows(ctx, touched, canWriteDeletionVectors(snap.protocol, snap.metadata))
   const now = ctx.now()
   return { removal, actions: [...removal.actions, ...written.map((f) => ({ add: addFileOf(f, now, true) }))] }
 }
@@ -95,7 +74,8 @@ export async function replaceRows(
  * @param touched - the files and the positions leaving them (files without positions are skipped)
  * @param useDeletionVectors - whether the table may take DVs
  * @returns the actions and what they did
- * @throws {StorageError} when writing fails; objects this call stored are deleted again first
+ * @throws {StorageError} when writing fails (what it stored before is already handed to
+ *   `ctx.wrote`)
  */
 export async function removeRows(
   ctx: OperationContext,
@@ -125,33 +105,27 @@ export async function removeRows(
     }
   }
 
-  const writtenKeys: string[] = []
   let copied: WrittenFile[] = []
-  try {
-    if (rewrites.length > 0) {
-      copied = await ctx.engine.writer.rewrite({
-        sources: rewrites.map((r) => r.ref),
-        positions: new Map(rewrites.map((r) => [r.ref.key, r.positions])),
-        positionsMode: 'exclude',
-        target: writeTargetOf(ctx.snapshot),
-        signal: ctx.signal,
-      })
-      for (const f of copied) writtenKeys.push(f.key)
-    }
-    const { descriptors, key } = await writeDeletionVectors(
-      ctx.engine,
-      dvUpdates.map((u) => u.bitmap),
-      ctx.signal,
-    )
-    if (key !== undefined) writtenKeys.push(key)
-    for (const [i, u] of dvUpdates.entries()) {
-      const dv = descriptors[i] as DeletionVectorDescriptor
-      actions.push({ remove: tombstoneOf(u.file, BigInt(now), true) })
-      actions.push({ add: withNewDeletionVector(u.file, dv, true) })
-    }
-  } catch (err) {
-    await deleteQuietly(ctx.engine, writtenKeys)
-    throw err
+  if (rewrites.length > 0) {
+    copied = await ctx.engine.writer.rewrite({
+      sources: rewrites.map((r) => r.ref),
+      positions: new Map(rewrites.map((r) => [r.ref.key, r.positions])),
+      positionsMode: 'exclude',
+      target: writeTargetOf(ctx.snapshot),
+      signal: ctx.signal,
+    })
+    ctx.wrote(copied.map((f) => f.key))
+  }
+  const { descriptors, key } = await writeDeletionVectors(
+    ctx.engine,
+    dvUpdates.map((u) => u.bitmap),
+    ctx.signal,
+  )
+  if (key !== undefined) ctx.wrote([key])
+  for (const [i, u] of dvUpdates.entries()) {
+    const dv = descriptors[i] as DeletionVectorDescriptor
+    actions.push({ remove: tombstoneOf(u.file, BigInt(now), true) })
+    actions.push({ add: withNewDeletionVector(u.file, dv, true) })
   }
   for (const r of rewrites) {
     actions.push({ remove: tombstoneOf(r.file, BigInt(now), true) })
@@ -161,7 +135,6 @@ export async function removeRows(
   for (const f of copied) actions.push({ add: addFileOf(f, now, true) })
   return {
     actions,
-    writtenKeys,
     removedFiles: removedFiles + rewrites.length,
     removedBytes,
     addedFiles: copied.length,
@@ -170,23 +143,6 @@ export async function removeRows(
     dvsAdded: dvUpdates.filter((u) => u.file.deletionVector === undefined).length,
     dvsUpdated: dvUpdates.filter((u) => u.file.deletionVector !== undefined).length,
     dvsRemoved,
-  }
-}
-
-/**
- * Deletes objects, ignoring failures: used to undo the writes of an operation that failed, where
- * the original error matters more and a leftover is an orphan VACUUM removes.
- *
- * @param engine - the table's engine
- * @param keys - store keys to delete
- */
-export async function deleteQuietly(engine: Engine, keys: readonly string[]): Promise<void> {
-  for (const key of keys) {
-    try {
-      await engine.storage.delete(key)
-    } catch {
-      // Best effort: see above.
-    }
   }
 }
 

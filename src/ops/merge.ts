@@ -6,10 +6,10 @@ import { splitPartitionPredicate } from '../expressions/evaluate-stats.js'
 import { toSql } from '../expressions/to-sql.js'
 import { pruneFiles } from '../scan/prune-files.js'
 import { columnSpecs, dataFileRefs } from '../scan/table-scan.js'
-import { checkNotAppendOnly, replaceRows, type TouchedFile, type WritingOperation } from './dml-support.js'
+import type { OperationContext, PreparedOperation } from '../txn/staged-operation.js'
+import { checkNotAppendOnly, replaceRows, type TouchedFile } from './dml-support.js'
 import { type MergeOptions, type MergePlan, planMerge } from './merge-clauses.js'
 import { sourceKeyPredicate } from './merge-source-keys.js'
-import type { OperationContext } from './operation.js'
 import { writeTargetOf } from './write-support.js'
 
 /**
@@ -28,8 +28,7 @@ import { writeTargetOf } from './write-support.js'
  * Writing. Updated images and inserted rows go to new files (ordinary adds). Rows updated or
  * deleted leave their files as in DELETE: through a new deletion vector when the table has them
  * enabled (merge-on-read), else by copying the remaining rows (copy-on-write); a file that loses
- * every live row is removed whole. Nothing is staged on invalid input, and a failure deletes
- * what this operation stored.
+ * every live row is removed whole. Nothing is staged on invalid input.
  *
  * @param ctx - the transaction's context
  * @param sourceRows - the source rows: plain objects keyed by source column name
@@ -45,7 +44,7 @@ export async function buildMerge(
   ctx: OperationContext,
   sourceRows: readonly Readonly<Record<string, unknown>>[],
   options: MergeOptions,
-): Promise<WritingOperation> {
+): Promise<PreparedOperation> {
   if (!Array.isArray(sourceRows)) {
     throw new InvalidArgumentError('merge expects an array of source row objects', { argument: 'sourceRows' })
   }
@@ -93,6 +92,7 @@ export async function buildMerge(
           target: writeTargetOf(snap),
           signal: ctx.signal,
         })
+  ctx.wrote(written.map((f) => f.key))
   const { removal, actions } = await replaceRows(ctx, touched, written)
   const updated = result.numTargetRowsMatchedUpdated + result.numTargetRowsNotMatchedBySourceUpdated
   const deleted = result.numTargetRowsMatchedDeleted + result.numTargetRowsNotMatchedBySourceDeleted
@@ -122,7 +122,6 @@ export async function buildMerge(
       numTargetFilesRead: files.length,
     }),
     changesData: true,
-    writtenKeys: [...removal.writtenKeys, ...written.map((f) => f.key)],
   }
 }
 

@@ -2,20 +2,22 @@ import { planCompositionTags, withCompositionTags } from '../conflict/compositio
 import { tombstoneOf } from '../conflict/file-actions.js'
 import type { DataFileRef } from '../engine/data-plane.js'
 import type { CompactionOutput, WrittenFile } from '../engine/data-writer.js'
-import { InvalidArgumentError, StorageError } from '../errors/index.js'
+import { ConcurrentModificationError, InvalidArgumentError, StorageError } from '../errors/index.js'
 import { columnsOf, type Expression } from '../expressions/ast.js'
 import { type DataType as ExprType, parseDataType } from '../expressions/data-types.js'
 import { toSql } from '../expressions/to-sql.js'
 import { coerceRaw, compareValues, type Value } from '../expressions/values.js'
+import { fileActionKey } from '../log/replay.js'
 import type { Action, AddFile } from '../protocol/actions.js'
 import { fieldByName, isPrimitiveType } from '../protocol/schema.js'
 import { parseStats } from '../protocol/stats.js'
 import { pruneFiles } from '../scan/prune-files.js'
 import { columnSpecs, dataFileRefs, parseWhere, type Row } from '../scan/table-scan.js'
 import type { Snapshot } from '../snapshot/snapshot.js'
+import type { CommitResult } from '../txn/commit-result.js'
+import type { OperationContext, PreparedOperation, StagedOperation } from '../txn/staged-operation.js'
+import type { TransactionCore } from '../txn/transaction.js'
 import { appendAll } from '../util/arrays.js'
-import { deleteQuietly, type WritingOperation } from './dml-support.js'
-import type { OperationContext } from './operation.js'
 import { addFileOf, writeTargetOf } from './write-support.js'
 
 /** Delta's `optimize.maxFileSize` default: bins (and output files) of up to 1 GiB. */
@@ -43,8 +45,11 @@ export interface OptimizeOptions {
   readonly where?: string | Expression | undefined
 }
 
-/** A staged OPTIMIZE, with what its own retry needs. */
-export interface OptimizeOperation extends WritingOperation {
+/** How many times OPTIMIZE re-stages its outputs after a conflict. */
+const OPTIMIZE_MAX_RETRIES = 3
+
+/** A built OPTIMIZE, with what its own retry needs. */
+export interface OptimizeOperation extends PreparedOperation {
   /** Every source file removed, as read (with its deletion vector). */
   readonly sources: readonly AddFile[]
   /** The partition predicate, or undefined for the whole table. */
@@ -119,53 +124,109 @@ export async function buildOptimize(
     sources: Object.freeze(sources),
   }
   if (bins.length === 0) {
-    return { ...base, actions: [], metrics: optimizeMetrics(selected.length, 0, [], [], 0), writtenKeys: [] }
+    return { ...base, actions: [], metrics: optimizeMetrics(selected.length, 0, [], [], 0) }
   }
 
   const now = ctx.now()
   const actions: Action[] = []
   const added: WrittenFile[] = []
   let tagged = 0
-  try {
-    if (zOrderBy.length > 0) {
-      for (const files of bins) {
-        const written = await zOrderPartition(ctx, files, zOrderBy, targetFileSize)
-        appendAll(added, written)
-        for (const f of files) actions.push({ remove: tombstoneOf(f, BigInt(now), false) })
-      }
-    } else {
-      const refs = await Promise.all(bins.map((bin) => dataFileRefs(ctx.engine, bin, ctx.signal)))
-      const outputs = await ctx.engine.writer.compact({
-        bins: refs,
-        target: writeTargetOf(snap, targetFileSize),
-        signal: ctx.signal,
-      })
-      for (const o of outputs) if (o.file !== null) added.push(o.file)
-      bins.forEach((bin, b) => {
-        const out = outputs[b] as CompactionOutput
-        const tags = trustedCompositionTags(out, bin, refs[b] as DataFileRef[])
-        for (const f of bin) {
-          const tombstone = tombstoneOf(f, BigInt(now), false)
-          const t = tags?.get(f.path)
-          actions.push({ remove: t === undefined ? tombstone : withCompositionTags(tombstone, t) })
-          if (t !== undefined) tagged++
-        }
-      })
+  if (zOrderBy.length > 0) {
+    for (const files of bins) {
+      const written = await zOrderPartition(ctx, files, zOrderBy, targetFileSize)
+      ctx.wrote(written.map((f) => f.key))
+      appendAll(added, written)
+      for (const f of files) actions.push({ remove: tombstoneOf(f, BigInt(now), false) })
     }
-  } catch (err) {
-    await deleteQuietly(
-      ctx.engine,
-      added.map((f) => f.key),
-    )
-    throw err
+  } else {
+    const refs = await Promise.all(bins.map((bin) => dataFileRefs(ctx.engine, bin, ctx.signal)))
+    const outputs = await ctx.engine.writer.compact({
+      bins: refs,
+      target: writeTargetOf(snap, targetFileSize),
+      signal: ctx.signal,
+    })
+    for (const o of outputs) if (o.file !== null) added.push(o.file)
+    ctx.wrote(added.map((f) => f.key))
+    bins.forEach((bin, b) => {
+      const out = outputs[b] as CompactionOutput
+      const tags = trustedCompositionTags(out, bin, refs[b] as DataFileRef[])
+      for (const f of bin) {
+        const tombstone = tombstoneOf(f, BigInt(now), false)
+        const t = tags?.get(f.path)
+        actions.push({ remove: t === undefined ? tombstone : withCompositionTags(tombstone, t) })
+        if (t !== undefined) tagged++
+      }
+    })
   }
   for (const f of added) actions.push({ add: addFileOf(f, now, false) })
   return {
     ...base,
     actions,
     metrics: optimizeMetrics(selected.length, bins.length, sources, added, tagged),
-    writtenKeys: added.map((f) => f.key),
   }
+}
+
+/**
+ * Commits a staged OPTIMIZE. When the commit meets a conflict, the same output files are staged
+ * again in a transaction on the latest snapshot, up to {@link OPTIMIZE_MAX_RETRIES} times, but
+ * only while every source file (path and deletion vector) is still live and the schema and
+ * partitioning are unchanged (rlc-spec 2.4); otherwise the conflict is thrown and the outputs
+ * are deleted.
+ *
+ * @param txn - the transaction `op` is staged in, and nothing else
+ * @param op - the staged OPTIMIZE
+ * @param begin - begins a transaction on the latest snapshot
+ * @returns the commit
+ * @throws {ConcurrentModificationError} when a conflict cannot be retried
+ */
+export async function commitOptimize(
+  txn: TransactionCore,
+  op: StagedOperation<OptimizeOperation>,
+  begin: () => Promise<TransactionCore>,
+): Promise<CommitResult> {
+  let current = txn
+  for (let retry = 0; ; retry++) {
+    // A retry commits the same outputs: they must outlive this attempt's conflict.
+    if (retry < OPTIMIZE_MAX_RETRIES) current.keepWrittenFilesOnConflict()
+    try {
+      return await current.commit()
+    } catch (err) {
+      if (!(err instanceof ConcurrentModificationError) || retry >= OPTIMIZE_MAX_RETRIES) throw err
+      let next: TransactionCore | undefined
+      try {
+        next = await restageOptimize(current.snapshot, op, begin)
+      } finally {
+        if (next === undefined) await current.abort()
+      }
+      if (next === undefined) throw err
+      current = next
+    }
+  }
+}
+
+/** A new transaction holding `op` again when all its sources are still live, else undefined. */
+async function restageOptimize(
+  previous: Snapshot,
+  op: StagedOperation<OptimizeOperation>,
+  begin: () => Promise<TransactionCore>,
+): Promise<TransactionCore | undefined> {
+  const next = await begin()
+  const snap = next.snapshot
+  if (
+    snap.metadata.schemaString !== previous.metadata.schemaString ||
+    JSON.stringify(snap.partitionColumns) !== JSON.stringify(previous.partitionColumns)
+  ) {
+    return undefined
+  }
+  const live = new Set(snap.activeFiles().map((f) => fileActionKey(f.path, f.deletionVector)))
+  if (!op.sources.every((f) => live.has(fileActionKey(f.path, f.deletionVector)))) return undefined
+  await next.stage(async (ctx) => {
+    ctx.recordRead(op.sources, op.predicate)
+    // The outputs pass to the new transaction: it deletes them should this retry fail too.
+    ctx.wrote(op.writtenKeys)
+    return op
+  })
+  return next
 }
 
 /**

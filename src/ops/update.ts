@@ -4,14 +4,8 @@ import type { Expression } from '../expressions/ast.js'
 import { toSql } from '../expressions/to-sql.js'
 import { pruneFiles } from '../scan/prune-files.js'
 import { columnSpecs, dataFileRefs, parseWhere } from '../scan/table-scan.js'
-import {
-  checkNotAppendOnly,
-  parseAssignments,
-  replaceRows,
-  type TouchedFile,
-  type WritingOperation,
-} from './dml-support.js'
-import type { OperationContext } from './operation.js'
+import type { OperationContext, PreparedOperation } from '../txn/staged-operation.js'
+import { checkNotAppendOnly, parseAssignments, replaceRows, type TouchedFile } from './dml-support.js'
 import { writeTargetOf } from './write-support.js'
 
 /** Options of an UPDATE. */
@@ -33,8 +27,7 @@ export interface UpdateOptions {
  * untouched rows and gets a new DV over the matched ones (`remove(P, oldDV)` + `add(P, newDV)`);
  * without, the untouched rows are copied to new files (copy-on-write). Either way the updated
  * images go to new files, which are ordinary adds (a file whose every live row matched is
- * removed whole). Everything is written before any action is staged, and a failure deletes what
- * this operation stored.
+ * removed whole). Everything is written before any action is staged.
  *
  * @param ctx - the transaction's context
  * @param options - `where` and `set`
@@ -44,7 +37,7 @@ export interface UpdateOptions {
  * @throws {InvalidPredicateError} when the predicate or an expression does not parse
  * @throws {UnsupportedError} on an append-only table
  */
-export async function buildUpdate(ctx: OperationContext, options: UpdateOptions): Promise<WritingOperation> {
+export async function buildUpdate(ctx: OperationContext, options: UpdateOptions): Promise<PreparedOperation> {
   if (options === null || typeof options !== 'object') {
     throw new InvalidArgumentError('update expects { where?, set }', { argument: 'options' })
   }
@@ -79,7 +72,6 @@ export async function buildUpdate(ctx: OperationContext, options: UpdateOptions)
       actions: [],
       metrics: updateMetrics(0, 0, 0, 0, 0, 0, 0, 0, 0),
       changesData: true,
-      writtenKeys: [],
     }
   }
 
@@ -92,6 +84,7 @@ export async function buildUpdate(ctx: OperationContext, options: UpdateOptions)
     target: writeTargetOf(snap),
     signal: ctx.signal,
   })
+  ctx.wrote(images.map((f) => f.key))
   const { removal, actions } = await replaceRows(ctx, touched, images)
   return {
     operation: 'UPDATE',
@@ -109,7 +102,6 @@ export async function buildUpdate(ctx: OperationContext, options: UpdateOptions)
       removal.dvsRemoved,
     ),
     changesData: true,
-    writtenKeys: [...removal.writtenKeys, ...images.map((f) => f.key)],
   }
 }
 

@@ -6,7 +6,7 @@
 
 import { extname } from 'node:path'
 import { InternalError, InvalidArgumentError } from '../errors/index.js'
-import type { Transaction } from '../txn/transaction.js'
+import type { Transaction } from './transaction.js'
 
 /** Formats of input files. */
 export type FileFormat = 'json' | 'csv' | 'parquet'

@@ -2,18 +2,12 @@ import type { ArrowInput } from '../arrow/arrow-to-rows.js'
 import { type ConflictFlags, parseConflictFlags } from '../conflict/flags.js'
 import type { Engine } from '../engine/engine.js'
 import { createDefaultEngine, type DefaultEngineOptions } from '../engine-default/default-engine.js'
-import {
-  ConcurrentModificationError,
-  InternalError,
-  InvalidArgumentError,
-  isDeltaError,
-} from '../errors/index.js'
+import { InvalidArgumentError, isDeltaError } from '../errors/index.js'
 import type { Expression } from '../expressions/ast.js'
-import { fileActionKey } from '../log/replay.js'
 import type { AppendOptions } from '../ops/append.js'
 import { buildMerge } from '../ops/merge.js'
 import type { MergeOptions } from '../ops/merge-clauses.js'
-import { buildOptimize, type OptimizeOperation, type OptimizeOptions } from '../ops/optimize.js'
+import { buildOptimize, commitOptimize, type OptimizeOptions } from '../ops/optimize.js'
 import { buildUpdate, type UpdateOptions } from '../ops/update.js'
 import { type VacuumOptions, type VacuumResult, vacuumTable } from '../ops/vacuum.js'
 import type { CommitInfo, Version } from '../protocol/actions.js'
@@ -29,7 +23,7 @@ import { type OpenStoreOptions, openStore } from '../storage/index.js'
 import type { ObjectStore } from '../storage/object-store.js'
 import type { CommitRetryPolicy } from '../txn/commit-options.js'
 import type { CommitResult } from '../txn/commit-result.js'
-import { type BeginOptions, Transaction } from '../txn/transaction.js'
+import type { BeginOptions } from '../txn/transaction.js'
 import { appendAll } from '../util/arrays.js'
 import { mapLimit } from '../util/map-limit.js'
 import { type AppendFileOptions, stageInputFiles } from './append-file.js'
@@ -55,6 +49,7 @@ import {
 } from './arguments.js'
 import { type CreateOptions, createTable } from './create-table.js'
 import { withDatesAsDays } from './input-rows.js'
+import { Transaction } from './transaction.js'
 
 /** Options of {@link DeltaTable.open}. */
 export interface OpenOptions {
@@ -415,28 +410,10 @@ export class DeltaTable {
   async optimize(options: OptimizeOptions & StopOptions = {}): Promise<CommitResult> {
     checkOptimizeOptions(options, true)
     const signal = stopSignalOf(options, 'options')
-    let op: OptimizeOperation | undefined
-    let txn = await this.#stageUnder(signal, async (t) => {
-      op = (await t.stage((ctx) => buildOptimize(ctx, options))) as OptimizeOperation
-    })
-    if (op === undefined) throw new InternalError('OPTIMIZE staged no operation')
-    for (let retry = 0; ; retry++) {
-      // A retry commits the same outputs: they must outlive this attempt's conflict.
-      if (retry < OPTIMIZE_MAX_RETRIES) txn.keepWrittenFilesOnConflict()
-      try {
-        return await txn.commit()
-      } catch (err) {
-        if (!(err instanceof ConcurrentModificationError) || retry >= OPTIMIZE_MAX_RETRIES) throw err
-        let next: Transaction | undefined
-        try {
-          next = await this.#retryOptimize(txn.snapshot, op)
-        } finally {
-          if (next === undefined) await txn.abort()
-        }
-        if (next === undefined) throw err
-        txn = next
-      }
-    }
+    const { txn, staged } = await this.#stageUnder(signal, (t) =>
+      t.stage((ctx) => buildOptimize(ctx, options)),
+    )
+    return commitOptimize(txn, staged, () => this.begin())
   }
 
   /**
@@ -485,33 +462,32 @@ export class DeltaTable {
   /** Stages under `signal` (see {@link DeltaTable.#stageUnder}), then commits whatever it does. */
   async #stageAndCommit(
     signal: AbortSignal | undefined,
-    stage: (txn: Transaction) => Promise<void>,
+    stage: (txn: Transaction) => Promise<unknown>,
   ): Promise<CommitResult> {
-    return (await this.#stageUnder(signal, stage)).commit()
+    return (await this.#stageUnder(signal, stage)).txn.commit()
   }
 
   /**
    * Begins a transaction and stages into it while `signal` may stop the work. The transaction
    * gets a signal of its own that follows `signal` only until staging ends: the commit must not
    * be cut off half-way. A stop, or any failure, aborts the transaction, which deletes every file
-   * its staged operations wrote (an operation deletes what it wrote itself when it fails half-way).
+   * its staged operations wrote (and the files an operation that failed half-way had written).
    *
-   * @returns the transaction, ready to commit
+   * @returns the transaction, ready to commit, and what `stage` returned
    * @throws the signal's reason when it stopped the staging
    */
-  async #stageUnder(
+  async #stageUnder<T>(
     signal: AbortSignal | undefined,
-    stage: (txn: Transaction) => Promise<void>,
-  ): Promise<Transaction> {
+    stage: (txn: Transaction) => Promise<T>,
+  ): Promise<{ txn: Transaction; staged: T }> {
     if (signal === undefined) {
       const txn = await this.begin()
       try {
-        await stage(txn)
+        return { txn, staged: await stage(txn) }
       } catch (err) {
         await txn.abort()
         throw err
       }
-      return txn
     }
     signal.throwIfAborted()
     const staging = new AbortController()
@@ -520,40 +496,21 @@ export class DeltaTable {
     try {
       const txn = await this.begin({ signal: staging.signal })
       try {
-        await stage(txn)
+        const staged = await stage(txn)
         staging.signal.throwIfAborted()
+        return { txn, staged }
       } catch (err) {
         await txn.abort()
         // The step that noticed the stop may have wrapped or replaced it; the reason is the answer.
         if (staging.signal.aborted) throw staging.signal.reason
         throw err
       }
-      return txn
     } catch (err) {
       if (staging.signal.aborted) throw staging.signal.reason
       throw err
     } finally {
       signal.removeEventListener('abort', stop)
     }
-  }
-
-  /** A new transaction re-staging `op` when all its sources are still live, else undefined. */
-  async #retryOptimize(previous: Snapshot, op: OptimizeOperation): Promise<Transaction | undefined> {
-    const next = await this.begin()
-    const snap = next.snapshot
-    if (
-      snap.metadata.schemaString !== previous.metadata.schemaString ||
-      JSON.stringify(snap.partitionColumns) !== JSON.stringify(previous.partitionColumns)
-    ) {
-      return undefined
-    }
-    const live = new Set(snap.activeFiles().map((f) => fileActionKey(f.path, f.deletionVector)))
-    if (!op.sources.every((f) => live.has(fileActionKey(f.path, f.deletionVector)))) return undefined
-    await next.stage(async (ctx) => {
-      ctx.recordRead(op.sources, op.predicate)
-      return op
-    })
-    return next
   }
 
   /**
@@ -637,9 +594,6 @@ function stopSignalOf(options: unknown, at: string): AbortSignal | undefined {
 
 /** Rows of Arrow input staged at once by {@link DeltaTable.append}. */
 const ARROW_APPEND_ROWS = 100_000
-
-/** How many times OPTIMIZE re-stages its outputs after a conflict. */
-const OPTIMIZE_MAX_RETRIES = 3
 
 /** The key of a commit file, for callers that address the log directly. */
 export function commitKey(version: Version): string {

@@ -17,14 +17,6 @@ import {
 } from '../errors/index.js'
 import type { Expression } from '../expressions/ast.js'
 import { splitPartitionPredicate } from '../expressions/evaluate-stats.js'
-import { type AppendOptions, buildAppend } from '../ops/append.js'
-import { buildDelete } from '../ops/delete.js'
-import { deleteQuietly } from '../ops/dml-support.js'
-import { buildMerge } from '../ops/merge.js'
-import type { MergeOptions } from '../ops/merge-clauses.js'
-import type { OperationContext, RecordReadOptions, StagedOperation } from '../ops/operation.js'
-import { buildOptimize, type OptimizeOptions } from '../ops/optimize.js'
-import { buildUpdate, type UpdateOptions } from '../ops/update.js'
 import type { Action, AddFile, CommitInfo } from '../protocol/actions.js'
 import { decodeAddPath } from '../protocol/partition-values.js'
 import { checkWriteSupported } from '../protocol/table-features.js'
@@ -34,22 +26,18 @@ import { advanceSnapshot, type KnownCommit } from '../snapshot/advance-snapshot.
 import { loadSnapshot } from '../snapshot/load-snapshot.js'
 import type { Snapshot } from '../snapshot/snapshot.js'
 import { writeCheckpoint } from '../snapshot/write-checkpoint.js'
-import {
-  checkAppendOptions,
-  checkAppId,
-  checkMarkerVersion,
-  checkMergeOptions,
-  checkOptimizeOptions,
-  checkRows,
-  checkScanOptions,
-  checkStagedActions,
-  checkUpdateOptions,
-  checkWhere,
-} from '../table/arguments.js'
 import { type CommitUncertainty, runCommitLoop } from './commit-loop.js'
 import { type CommitRetryPolicy, DEFAULT_RETRY_POLICY } from './commit-options.js'
 import type { CommitResult } from './commit-result.js'
 import { IN_COMMIT_TIMESTAMP_FEATURE, planInCommitTimestamps } from './in-commit-timestamps.js'
+import type {
+  OperationBuilder,
+  OperationContext,
+  PredicateParts,
+  PreparedOperation,
+  RecordReadOptions,
+  StagedOperation,
+} from './staged-operation.js'
 
 /** Library name and version written to `commitInfo.engineInfo`. */
 export const ENGINE_INFO = 'delta-rlc/0.1.0'
@@ -78,19 +66,18 @@ export interface TransactionContext {
 }
 
 /**
- * A two-phase transaction on one read snapshot: operations are staged (nothing is visible),
- * reads are recorded, and `commit()` lands everything as one version, checking every commit
- * made since the read version.
+ * The commit side of a transaction on one read snapshot, which knows no operation: operations
+ * built elsewhere are staged into it (nothing is visible), reads are recorded, and `commit()`
+ * lands everything as one version, checking every commit made since the read version. Every
+ * object a staged operation wrote is deleted by one path here when it is not committed (the
+ * operation failed half-way, broke a staging rule, was aborted, or its commit failed).
  *
- * ### Examples
- * ```ts
- * const txn = await table.begin()
- * const rows = await txn.scan({ where: 'id < 5' }).toArray()   // a recorded read
- * await txn.append(rows.map((r) => ({ ...r, id: (r.id as bigint) + 100n })))
- * const result = await txn.commit()
- * ```
+ * Arguments are trusted: the public `Transaction` (table layer) checks them and binds the
+ * operations (append, delete, update, merge, optimize) onto this class.
+ *
+ * @internal the public class is `Transaction`
  */
-export class Transaction {
+export class TransactionCore {
   readonly #ctx: TransactionContext
   readonly #isolation: BeginOptions['isolationLevel']
   readonly #signal: AbortSignal | undefined
@@ -135,8 +122,7 @@ export class Transaction {
    * @param options - predicate, columns, batch size
    */
   scan(options: ScanOptions = {}): TableScan {
-    this.#checkOpen()
-    checkScanOptions(options)
+    this.checkOpen()
     return new TableScan(this.#ctx.engine, this.#ctx.snapshot, options, (files, predicate) =>
       this.#recordRead(files, predicate),
     )
@@ -144,7 +130,7 @@ export class Transaction {
 
   /** Records a read of the whole table (Delta's "taint"): any concurrent change conflicts. */
   readWholeTable(): void {
-    this.#checkOpen()
+    this.checkOpen()
     this.#readWholeTable = true
   }
 
@@ -156,8 +142,7 @@ export class Transaction {
    * @returns its recorded version in the read snapshot, if any
    */
   readAppTransaction(appId: string): bigint | undefined {
-    this.#checkOpen()
-    checkAppId(appId)
+    this.checkOpen()
     this.#readAppIds.add(appId)
     return this.#ctx.snapshot.setTransactions().get(appId)?.version
   }
@@ -175,8 +160,7 @@ export class Transaction {
     actions: readonly Action[],
     options: { operation?: string; changesData?: boolean } = {},
   ): void {
-    this.#checkOpen()
-    checkStagedActions(actions, options)
+    this.checkOpen()
     const kept = actions.filter((a) => !('commitInfo' in a))
     this.#staged.push({
       operation: options.operation ?? 'MANUAL UPDATE',
@@ -184,6 +168,7 @@ export class Transaction {
       actions: kept,
       metrics: {},
       changesData: options.changesData ?? true,
+      writtenKeys: [],
     })
   }
 
@@ -193,11 +178,10 @@ export class Transaction {
    *
    * @returns the version already recorded for `appId` in the read snapshot, if any; callers
    *   skip the work when it is at least `version`
+   * @throws {InvalidArgumentError} when this transaction already sets a version for `appId`
    */
   setTransaction(appId: string, version: number | bigint): bigint | undefined {
-    this.#checkOpen()
-    checkAppId(appId)
-    checkMarkerVersion(version)
+    this.checkOpen()
     const v = BigInt(version)
     if (this.#txnActions.some((a) => 'txn' in a && a.txn.appId === appId)) {
       throw new InvalidArgumentError(
@@ -214,91 +198,39 @@ export class Transaction {
   }
 
   /**
-   * Stages an append of `rows` (see `DeltaTable.append`).
-   *
-   * @returns the staged operation's metrics
-   */
-  async append(
-    rows: readonly Readonly<Record<string, unknown>>[],
-    options: AppendOptions = {},
-  ): Promise<Readonly<Record<string, number>>> {
-    checkRows(rows, 'rows')
-    checkAppendOptions(options)
-    return (await this.stage((ctx) => buildAppend(ctx, rows, options))).metrics
-  }
-
-  /**
-   * Stages a DELETE of the rows matching `where` (see `DeltaTable.delete`).
-   *
-   * @returns the staged operation's metrics
-   */
-  async delete(where?: string | Expression): Promise<Readonly<Record<string, number>>> {
-    checkWhere(where, 'where')
-    return (await this.stage((ctx) => buildDelete(ctx, where))).metrics
-  }
-
-  /**
-   * Stages an UPDATE of the rows matching `where` (see `DeltaTable.update`).
-   *
-   * @param options - `where` and `set`
-   * @returns the staged operation's metrics
-   */
-  async update(options: UpdateOptions): Promise<Readonly<Record<string, number>>> {
-    checkUpdateOptions(options)
-    return (await this.stage((ctx) => buildUpdate(ctx, options))).metrics
-  }
-
-  /**
-   * Stages a MERGE of `sourceRows` into the table (see `DeltaTable.merge`).
-   *
-   * @param sourceRows - plain objects keyed by source column name
-   * @param options - `on` and the clauses
-   * @returns the staged operation's metrics
-   */
-  async merge(
-    sourceRows: readonly Readonly<Record<string, unknown>>[],
-    options: MergeOptions,
-  ): Promise<Readonly<Record<string, number>>> {
-    checkRows(sourceRows, 'sourceRows')
-    checkMergeOptions(options)
-    return (await this.stage((ctx) => buildMerge(ctx, sourceRows, options))).metrics
-  }
-
-  /**
-   * Stages an OPTIMIZE (see `DeltaTable.optimize`). Its own retry belongs to the one-call
-   * `DeltaTable.optimize`; here a conflict is thrown by `commit()`.
-   *
-   * @param options - sizes, Z-order columns, partition predicate
-   * @returns the staged operation's metrics
-   */
-  async optimize(options: OptimizeOptions = {}): Promise<Readonly<Record<string, number>>> {
-    checkOptimizeOptions(options)
-    return (await this.stage((ctx) => buildOptimize(ctx, options))).metrics
-  }
-
-  /**
    * Stages an operation built against the read snapshot. Operations that rewrite files can
-   * only be staged once per transaction; appends may be added to anything.
+   * only be staged once per transaction; appends may be added to anything. The objects the
+   * builder hands over through `ctx.wrote` are deleted again when it fails or breaks that rule.
    *
+   * @param build - the operation's builder
+   * @returns the staged operation, with the keys of the objects it wrote
    * @internal used by the operation methods
    */
-  async stage(build: (ctx: OperationContext) => Promise<StagedOperation>): Promise<StagedOperation> {
-    this.#checkOpen()
+  async stage<T extends PreparedOperation>(build: OperationBuilder<T>): Promise<StagedOperation<T>> {
+    this.checkOpen()
     if (this.#staged.some((s) => s.actions.some((a) => 'remove' in a))) {
       throw new UnsupportedError(
         'This transaction already rewrites files; stage one DELETE, UPDATE, MERGE or OPTIMIZE per transaction',
       )
     }
-    const op = await build(this.#operationContext())
+    const written = new Set<string>()
+    let op: T
+    try {
+      op = await build(this.#operationContext(written))
+    } catch (err) {
+      await deleteQuietly(this.#ctx.engine, written)
+      throw err
+    }
     if (this.#staged.length > 0 && op.actions.some((a) => 'remove' in a)) {
-      await deleteQuietly(this.#ctx.engine, op.writtenKeys ?? [])
+      await deleteQuietly(this.#ctx.engine, written)
       throw new UnsupportedError(
         'Stage a file-rewriting operation before any other operation of the transaction',
       )
     }
-    for (const key of op.writtenKeys ?? []) this.#written.add(key)
-    this.#staged.push(op)
-    return op
+    for (const key of written) this.#written.add(key)
+    const staged: StagedOperation<T> = { ...op, writtenKeys: Object.freeze([...written]) }
+    this.#staged.push(staged)
+    return staged
   }
 
   /**
@@ -339,7 +271,7 @@ export class Transaction {
    * @throws {MaxCommitRetriesError} when other writers keep winning
    */
   async commit(): Promise<CommitResult> {
-    this.#checkOpen()
+    this.checkOpen()
     this.#state = 'committing'
     try {
       return await this.#commit()
@@ -476,7 +408,8 @@ export class Transaction {
     await deleteQuietly(this.#ctx.engine, doomed)
   }
 
-  #operationContext(): OperationContext {
+  /** The context of one operation's build; the keys it hands over go to `written`. */
+  #operationContext(written: Set<string>): OperationContext {
     return {
       engine: this.#ctx.engine,
       snapshot: this.#ctx.snapshot,
@@ -487,6 +420,9 @@ export class Transaction {
       recordWholeTableRead: () => {
         this.#readWholeTable = true
       },
+      wrote: (keys) => {
+        for (const key of keys) written.add(key)
+      },
     }
   }
 
@@ -494,8 +430,8 @@ export class Transaction {
     files: readonly AddFile[],
     predicate: Expression | undefined,
     options: RecordReadOptions = {},
-  ): void {
-    const parts = predicate
+  ): PredicateParts {
+    const parts: PredicateParts = predicate
       ? splitPartitionPredicate(predicate, this.#ctx.snapshot.partitionColumns)
       : { partition: undefined, data: undefined }
     this.#reads.push(
@@ -507,9 +443,13 @@ export class Transaction {
       }),
     )
     if (!options.predicateOnly) for (const f of files) this.#readFiles.set(f.path, f)
+    return parts
   }
 
-  #checkOpen(): void {
+  /**
+   * @throws {InvalidArgumentError} when the transaction is committing or finished
+   */
+  protected checkOpen(): void {
     if (this.#state !== 'open') {
       throw new InvalidArgumentError(
         `This transaction is ${this.#state === 'done' ? 'finished' : 'committing'}`,
@@ -575,6 +515,20 @@ function referencedKeys(actions: readonly Action[]): Set<string> | undefined {
     return undefined
   }
   return keys
+}
+
+/**
+ * Deletes objects, ignoring failures: the objects of an operation that is not committed, where
+ * the error that got here matters more and a leftover is an orphan VACUUM removes.
+ */
+async function deleteQuietly(engine: Engine, keys: Iterable<string>): Promise<void> {
+  for (const key of keys) {
+    try {
+      await engine.storage.delete(key)
+    } catch {
+      // Best effort: see above.
+    }
+  }
 }
 
 function mergeMetrics(all: readonly Readonly<Record<string, number>>[]): Readonly<Record<string, number>> {

@@ -14,7 +14,7 @@ import { parseExpression, parsePredicate } from '../../src/expressions/parse-pre
 import { parseDdlSchema } from '../../src/protocol/schema.js'
 import { DeltaTable } from '../../src/table/delta-table.js'
 import { createSnapshotView } from '../../src/table/sql-view.js'
-import type { Transaction } from '../../src/txn/transaction.js'
+import type { Transaction } from '../../src/table/transaction.js'
 
 const roots: string[] = []
 after(() => Promise.all(roots.map((r) => rm(r, { recursive: true, force: true }))))

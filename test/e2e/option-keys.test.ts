@@ -10,7 +10,7 @@ import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import { InvalidArgumentError } from '../../src/errors/index.js'
 import { DeltaTable } from '../../src/table/delta-table.js'
-import type { Transaction } from '../../src/txn/transaction.js'
+import type { Transaction } from '../../src/table/transaction.js'
 
 const roots: string[] = []
 after(() => Promise.all(roots.map((r) => rm(r, { recursive: true, force: true }))))

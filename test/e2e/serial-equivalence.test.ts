@@ -24,7 +24,7 @@ import { rm } from 'node:fs/promises'
 import { dirname } from 'node:path'
 import { describe, it } from 'node:test'
 import fc from 'fast-check'
-import type { Transaction } from '../../src/txn/transaction.js'
+import type { Transaction } from '../../src/table/transaction.js'
 import { createTable, fromTemplate, liveRows, openTable, settle, span } from './scenarios/harness.js'
 
 const RUNS = Number(process.env.DELTA_RLC_PROPERTY_RUNS ?? 500)

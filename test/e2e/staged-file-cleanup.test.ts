@@ -13,7 +13,7 @@ import { isDeltaError } from '../../src/errors/index.js'
 import { LOG_DIR, parseLogFileName } from '../../src/protocol/log-files.js'
 import { createFaultyStore, createLocalStore } from '../../src/storage/index.js'
 import { DeltaTable } from '../../src/table/delta-table.js'
-import type { Transaction } from '../../src/txn/transaction.js'
+import type { Transaction } from '../../src/table/transaction.js'
 import {
   assertSameRows,
   commitActions,

@@ -15,7 +15,7 @@ import { commitKey } from '../../src/protocol/log-files.js'
 import { type RaceConfig, type RunEvent, readEvents, runRace, verifyRace } from '../../src/race/index.js'
 import { appIdOf } from '../../src/race/plan.js'
 import { DeltaTable } from '../../src/table/delta-table.js'
-import type { Transaction } from '../../src/txn/transaction.js'
+import type { Transaction } from '../../src/table/transaction.js'
 
 describe('race verifier: content and compaction on tampered copies', () => {
   let root: string

@@ -17,7 +17,7 @@ import { parsePredicate } from '../../../src/expressions/index.js'
 import type { AddFile } from '../../../src/protocol/actions.js'
 import { parseStats } from '../../../src/protocol/stats.js'
 import type { DeltaTable } from '../../../src/table/delta-table.js'
-import type { Transaction } from '../../../src/txn/transaction.js'
+import type { Transaction } from '../../../src/table/transaction.js'
 import {
   aborted,
   addsOf,

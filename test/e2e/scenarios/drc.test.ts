@@ -10,7 +10,7 @@
  */
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import type { Transaction } from '../../../src/txn/transaction.js'
+import type { Transaction } from '../../../src/table/transaction.js'
 import {
   aborted,
   addsOf,

@@ -24,7 +24,6 @@ import { DuckDbRuntime } from '../../../src/engine-default/duckdb-runtime.js'
 import { DuckDbWriter } from '../../../src/engine-default/duckdb-writer.js'
 import { ConcurrentModificationError } from '../../../src/errors/index.js'
 import { buildAppend } from '../../../src/ops/append.js'
-import type { StagedOperation } from '../../../src/ops/operation.js'
 import { parseCommitFile, serializeCommit } from '../../../src/protocol/action-json.js'
 import type { Action, AddFile, RemoveFile } from '../../../src/protocol/actions.js'
 import { commitFileName, LOG_DIR } from '../../../src/protocol/log-files.js'
@@ -37,8 +36,9 @@ import { createLocalStore, passThroughStore } from '../../../src/storage/index.j
 import type { ObjectStore } from '../../../src/storage/object-store.js'
 import type { CreateOptions } from '../../../src/table/create-table.js'
 import { DeltaTable } from '../../../src/table/delta-table.js'
+import type { Transaction } from '../../../src/table/transaction.js'
 import type { CommitResult } from '../../../src/txn/commit-result.js'
-import type { Transaction } from '../../../src/txn/transaction.js'
+import type { PreparedOperation } from '../../../src/txn/staged-operation.js'
 
 // === Flags ===
 
@@ -687,7 +687,7 @@ export function preCommitHookStore(inner: ObjectStore, beforeCommit: () => Promi
 
 // === The manual API (schedule M) ===
 
-const NO_ACTIONS: StagedOperation = Object.freeze({
+const NO_ACTIONS: PreparedOperation = Object.freeze({
   operation: 'READ',
   parameters: {},
   actions: [],

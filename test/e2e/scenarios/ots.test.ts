@@ -23,7 +23,7 @@ import type { Action, AddFile, Protocol } from '../../../src/protocol/actions.js
 import { createFaultyStore, createLocalStore } from '../../../src/storage/index.js'
 import type { CreateOptions } from '../../../src/table/create-table.js'
 import { DeltaTable } from '../../../src/table/delta-table.js'
-import type { Transaction } from '../../../src/txn/transaction.js'
+import type { Transaction } from '../../../src/table/transaction.js'
 import {
   aborted,
   assertReconciled,

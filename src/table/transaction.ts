@@ -1,0 +1,156 @@
+import type { Expression } from '../expressions/ast.js'
+import { type AppendOptions, buildAppend } from '../ops/append.js'
+import { buildDelete } from '../ops/delete.js'
+import { buildMerge } from '../ops/merge.js'
+import type { MergeOptions } from '../ops/merge-clauses.js'
+import { buildOptimize, type OptimizeOptions } from '../ops/optimize.js'
+import { buildUpdate, type UpdateOptions } from '../ops/update.js'
+import type { Action } from '../protocol/actions.js'
+import type { ScanOptions, TableScan } from '../scan/table-scan.js'
+import { TransactionCore } from '../txn/transaction.js'
+import {
+  checkAppendOptions,
+  checkAppId,
+  checkMarkerVersion,
+  checkMergeOptions,
+  checkOptimizeOptions,
+  checkRows,
+  checkScanOptions,
+  checkStagedActions,
+  checkUpdateOptions,
+  checkWhere,
+} from './arguments.js'
+
+/**
+ * A two-phase transaction on one read snapshot: operations are staged (nothing is visible),
+ * reads are recorded, and `commit()` lands everything as one version, checking every commit
+ * made since the read version.
+ *
+ * ### Examples
+ * ```ts
+ * const txn = await table.begin()
+ * const rows = await txn.scan({ where: 'id < 5' }).toArray()   // a recorded read
+ * await txn.append(rows.map((r) => ({ ...r, id: (r.id as bigint) + 100n })))
+ * const result = await txn.commit()
+ * ```
+ */
+export class Transaction extends TransactionCore {
+  /**
+   * Reads live rows of the read snapshot and records the read for conflict checking.
+   *
+   * @param options - predicate, columns, batch size
+   */
+  override scan(options: ScanOptions = {}): TableScan {
+    this.checkOpen()
+    checkScanOptions(options)
+    return super.scan(options)
+  }
+
+  /**
+   * Reads the version recorded for an application id (the idempotent-write marker) and records
+   * the read: a concurrent commit that writes a marker for the same id then conflicts.
+   *
+   * @param appId - the application id
+   * @returns its recorded version in the read snapshot, if any
+   */
+  override readAppTransaction(appId: string): bigint | undefined {
+    this.checkOpen()
+    checkAppId(appId)
+    return super.readAppTransaction(appId)
+  }
+
+  /**
+   * Stages raw actions, as Delta's "manual update" does: the low-level form for tools and tests
+   * that build their own `add` / `remove` / `metaData` / `protocol` / `txn` actions. They are
+   * committed as given (after conflict checking); a `commitInfo` among them is ignored, one is
+   * always written.
+   *
+   * @param actions - the actions to commit
+   * @param options - the operation name (default `MANUAL UPDATE`) and whether it changes data
+   */
+  override stageActions(
+    actions: readonly Action[],
+    options: { operation?: string; changesData?: boolean } = {},
+  ): void {
+    this.checkOpen()
+    checkStagedActions(actions, options)
+    super.stageActions(actions, options)
+  }
+
+  /**
+   * Writes the idempotent-write marker `txn(appId, version)` with this commit. A concurrent
+   * commit of the same application id conflicts.
+   *
+   * @returns the version already recorded for `appId` in the read snapshot, if any; callers
+   *   skip the work when it is at least `version`
+   */
+  override setTransaction(appId: string, version: number | bigint): bigint | undefined {
+    this.checkOpen()
+    checkAppId(appId)
+    checkMarkerVersion(version)
+    return super.setTransaction(appId, version)
+  }
+
+  /**
+   * Stages an append of `rows` (see `DeltaTable.append`).
+   *
+   * @returns the staged operation's metrics
+   */
+  async append(
+    rows: readonly Readonly<Record<string, unknown>>[],
+    options: AppendOptions = {},
+  ): Promise<Readonly<Record<string, number>>> {
+    checkRows(rows, 'rows')
+    checkAppendOptions(options)
+    return (await this.stage((ctx) => buildAppend(ctx, rows, options))).metrics
+  }
+
+  /**
+   * Stages a DELETE of the rows matching `where` (see `DeltaTable.delete`).
+   *
+   * @returns the staged operation's metrics
+   */
+  async delete(where?: string | Expression): Promise<Readonly<Record<string, number>>> {
+    checkWhere(where, 'where')
+    return (await this.stage((ctx) => buildDelete(ctx, where))).metrics
+  }
+
+  /**
+   * Stages an UPDATE of the rows matching `where` (see `DeltaTable.update`).
+   *
+   * @param options - `where` and `set`
+   * @returns the staged operation's metrics
+   */
+  async update(options: UpdateOptions): Promise<Readonly<Record<string, number>>> {
+    checkUpdateOptions(options)
+    return (await this.stage((ctx) => buildUpdate(ctx, options))).metrics
+  }
+
+  /**
+   * Stages a MERGE of `sourceRows` into the table (see `DeltaTable.merge`).
+   *
+   * @param sourceRows - plain objects keyed by source column name
+   * @param options - `on` and the clauses
+   * @returns the staged operation's metrics
+   */
+  async merge(
+    sourceRows: readonly Readonly<Record<string, unknown>>[],
+    options: MergeOptions,
+  ): Promise<Readonly<Record<string, number>>> {
+    checkRows(sourceRows, 'sourceRows')
+    checkMergeOptions(options)
+    return (await this.stage((ctx) => buildMerge(ctx, sourceRows, options))).metrics
+  }
+
+  /**
+   * Stages an OPTIMIZE (see `DeltaTable.optimize`). Its own retry belongs to the one-call
+   * `DeltaTable.optimize`; here a conflict is thrown by `commit()`.
+   *
+   * @param options - sizes, Z-order columns, partition predicate
+   * @returns the staged operation's metrics
+   */
+  async optimize(options: OptimizeOptions = {}): Promise<Readonly<Record<string, number>>> {
+    checkOptimizeOptions(options)
+    return (await this.stage((ctx) => buildOptimize(ctx, options))).metrics
+  }
+}

@@ -1,0 +1,86 @@
+import type { ConflictFlags } from '../conflict/flags.js'
+import type { Engine } from '../engine/engine.js'
+import type { Expression } from '../expressions/ast.js'
+import type { Action, AddFile } from '../protocol/actions.js'
+import type { Snapshot } from '../snapshot/snapshot.js'
+
+/**
+ * What an operation builder gets from its transaction: the read snapshot, the engine, the means
+ * to record what it read (conflict checking depends on it), and the means to hand over what it
+ * wrote (the transaction deletes it unless a commit takes it).
+ */
+export interface OperationContext {
+  readonly engine: Engine
+  /** The transaction's read snapshot. */
+  readonly snapshot: Snapshot
+  readonly flags: ConflictFlags
+  readonly signal?: AbortSignal | undefined
+  /** The clock (ms since the epoch) for modification and deletion timestamps. */
+  now(): number
+  /**
+   * Records a read: the predicate and the files it scanned. A read with no predicate is a full
+   * scan (`TRUE`).
+   *
+   * @returns the predicate split into its partition and data parts, as recorded
+   */
+  recordRead(
+    files: readonly AddFile[],
+    predicate: Expression | undefined,
+    options?: RecordReadOptions,
+  ): PredicateParts
+  /** Records that the whole table was read (Delta's "taint"). */
+  recordWholeTableRead(): void
+  /**
+   * Hands the store keys of objects just written (data and DV files) to the transaction, as soon
+   * as each write returns. From then on they are the transaction's: it deletes them when the
+   * operation fails half-way, when the transaction aborts or does not commit, and when the
+   * committed actions no longer refer to them. An operation never deletes them itself.
+   */
+  wrote(keys: Iterable<string>): void
+}
+
+/** A predicate split into the conjuncts over partition columns and the rest. */
+export interface PredicateParts {
+  /** Conjuncts over partition columns only, or undefined when there are none. */
+  readonly partition: Expression | undefined
+  /** The remaining conjuncts (they need the data), or undefined when there are none. */
+  readonly data: Expression | undefined
+}
+
+/** Options of {@link OperationContext.recordRead}. */
+export interface RecordReadOptions {
+  /**
+   * A row-exact predicate for the value-exact conflict tier when `predicate` is only a cheaper
+   * pre-filter (MERGE source keys).
+   */
+  readonly exactPredicate?: Expression | undefined
+  /** Record the predicate but not the files (a partition-of-new-files read). */
+  readonly predicateOnly?: boolean
+}
+
+/** What an operation builder returns: the actions to commit and how to describe them. */
+export interface PreparedOperation {
+  /** `commitInfo.operation`, e.g. `WRITE`, `DELETE`, `OPTIMIZE`. */
+  readonly operation: string
+  /** `commitInfo.operationParameters`. */
+  readonly parameters: Readonly<Record<string, unknown>>
+  readonly actions: readonly Action[]
+  /** `commitInfo.operationMetrics` and `CommitResult.metrics`. */
+  readonly metrics: Readonly<Record<string, number>>
+  /** False for rearrangements that change no data (OPTIMIZE). */
+  readonly changesData: boolean
+}
+
+/**
+ * An operation as its transaction staged it: what the builder returned, with the store keys of
+ * every object the builder handed over through {@link OperationContext.wrote}. Staging it again in
+ * a later transaction (OPTIMIZE's retry) hands those keys to that transaction.
+ */
+export type StagedOperation<T extends PreparedOperation = PreparedOperation> = T & {
+  readonly writtenKeys: readonly string[]
+}
+
+/** Builds an operation against a transaction's read snapshot. */
+export type OperationBuilder<T extends PreparedOperation = PreparedOperation> = (
+  ctx: OperationContext,
+) => Promise<T>
