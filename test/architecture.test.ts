@@ -1,7 +1,8 @@
 /**
- * The layering of the design brief, enforced: pure modules (protocol, dv, expressions, log,
- * conflict) do no I/O and import no runtime or I/O layer; storage knows nothing of Delta; the
- * CLI uses the public API only.
+ * The layering of the design brief, enforced from one table (`layers.ts`): every import of every
+ * file under src/ is checked against its layer's row. Pure modules (protocol, dv, expressions,
+ * log, conflict) do no I/O and have no async code; storage knows nothing of Delta; the engine
+ * interfaces hold no implementation; the CLI and the race use the package's entry points only.
  */
 import assert from 'node:assert/strict'
 import { readdir, readFile } from 'node:fs/promises'
@@ -9,19 +10,17 @@ import { join, relative } from 'node:path'
 import { describe, it } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import ts from 'typescript'
+import { LAYERS, type Layer } from './layers.js'
 
 const src = fileURLToPath(new URL('../src/', import.meta.url))
 
-async function filesOf(dir: string): Promise<string[]> {
-  try {
-    const entries = await readdir(join(src, dir), { recursive: true })
-    return entries
-      .map(String)
-      .filter((f) => f.endsWith('.ts'))
-      .map((f) => join(dir, f))
-  } catch {
-    return []
-  }
+/** Every TypeScript file under src/, relative to it. */
+async function sourceFiles(): Promise<string[]> {
+  const entries = await readdir(src, { recursive: true })
+  return entries
+    .map(String)
+    .filter((f) => f.endsWith('.ts'))
+    .sort()
 }
 
 /** Source text without comments, so that documentation may mention what code must not do. */
@@ -29,81 +28,161 @@ function code(text: string): string {
   return text.replace(/\/\*[\s\S]*?\*\//g, '').replace(/^\s*\/\/.*$/gm, '')
 }
 
-function importsOf(text: string): string[] {
-  return [...text.matchAll(/^\s*(?:import|export)[^'"]*from\s+['"]([^'"]+)['"]/gm)].map((m) => m[1] as string)
+interface Import {
+  readonly spec: string
+  /** `import type` or `export type`: erased from the built code. */
+  readonly typeOnly: boolean
 }
 
-/** The top-level module an import resolves to, relative to src/, or the package name. */
+function importsOf(text: string): Import[] {
+  const found: Import[] = []
+  for (const m of text.matchAll(/^\s*(?:import|export)(\s+type\b)?[^'"]*from\s+['"]([^'"]+)['"]/gm)) {
+    found.push({ spec: m[2] as string, typeOnly: m[1] !== undefined })
+  }
+  for (const m of text.matchAll(/^\s*import\s+['"]([^'"]+)['"]/gm))
+    found.push({ spec: m[1] as string, typeOnly: false })
+  return found
+}
+
+/** The layer of a file: its folder under src/, or the file itself at the top of src/. */
+function layerOf(file: string): string {
+  return file.split('/')[0] as string
+}
+
+/**
+ * What an import names: a layer (`'protocol'`), an entry file (`'index.ts'`,
+ * `'subpaths/engine.ts'`), `'node:'` for a built-in, or an npm package name.
+ */
 function target(file: string, spec: string): string {
-  if (!spec.startsWith('.')) return spec
-  const abs = join(src, file, '..', spec)
-  return relative(src, abs).split('/')[0] as string
+  if (spec.startsWith('node:')) return 'node:'
+  if (!spec.startsWith('.')) {
+    const parts = spec.split('/')
+    return spec.startsWith('@') ? parts.slice(0, 2).join('/') : (parts[0] as string)
+  }
+  const parts = relative(src, join(src, file, '..', spec)).split('/')
+  const source = (name: string | undefined) => (name ?? '').replace(/\.js$/, '.ts')
+  if (parts.length === 1) return source(parts[0])
+  if (parts[0] === 'subpaths') return `subpaths/${source(parts[1])}`
+  return parts[0] as string
 }
 
-const PURE = ['protocol', 'dv', 'expressions', 'log', 'conflict']
-const ALLOWED: Record<string, readonly string[]> = {
-  protocol: ['errors', 'util', 'protocol'],
-  dv: ['errors', 'util', 'dv', 'protocol'],
-  expressions: ['errors', 'util', 'expressions', 'protocol'],
-  log: ['errors', 'util', 'log', 'protocol', 'dv', 'expressions'],
-  conflict: ['errors', 'util', 'conflict', 'protocol', 'dv', 'expressions', 'log'],
-  storage: ['errors', 'util', 'storage'],
+/** Whether `layer` may import `t` (a layer, an entry file, a package) with this import. */
+function allows(name: string, layer: Layer, t: string, typeOnly: boolean): boolean {
+  if (t === 'node:') return layer.node === true
+  const internal = t in LAYERS || t.startsWith('subpaths/')
+  if (!internal) return (layer.packages ?? []).includes(t)
+  if (layer.typesOnly && !typeOnly) return false
+  const home = t.startsWith('subpaths/') ? 'subpaths' : t
+  if (home === name) return true
+  const listed = [...layer.imports, ...(layer.todo ?? [])]
+  if (listed.includes(t) || listed.includes(home)) return true
+  return typeOnly && (layer.types ?? []).includes(home)
 }
-/** Packages pure modules may use: exact JSON numbers and the bitmap library. */
-const PURE_PACKAGES = ['lossless-json', 'roaring-wasm']
 
-describe('module boundaries', () => {
-  for (const mod of PURE) {
-    it(`${mod}/ is pure: no node:* import, no I/O layer, no async code`, async () => {
-      const files = await filesOf(mod)
-      assert.ok(files.length > 0)
-      for (const f of files) {
-        const text = code(await readFile(join(src, f), 'utf8'))
-        for (const spec of importsOf(text)) {
-          assert.ok(!spec.startsWith('node:'), `${f} imports ${spec}`)
-          const t = target(f, spec)
-          assert.ok(
-            (ALLOWED[mod] as readonly string[]).includes(t) || PURE_PACKAGES.includes(t),
-            `${f} imports ${spec} (${t})`,
-          )
-        }
-        // The DV codec's one-time wasm set-up is the single documented async entry point.
-        if (f !== join('dv', 'initialization.ts'))
-          assert.ok(!/\basync\b|\bawait\b/.test(text), `${f} has async code`)
-      }
+/** The imports of one file that its layer's row does not allow, as `file imports spec`. */
+function violations(file: string, text: string): string[] {
+  const name = layerOf(file)
+  const layer = LAYERS[name]
+  if (layer === undefined) return [`${file} is in no layer of layers.ts`]
+  const found: string[] = []
+  for (const { spec, typeOnly } of importsOf(code(text))) {
+    if (!allows(name, layer, target(file, spec), typeOnly)) {
+      found.push(`${file} imports ${typeOnly ? 'types from ' : ''}${spec}`)
+    }
+  }
+  if (layer.pure && file !== join('dv', 'initialization.ts') && /\basync\b|\bawait\b/.test(code(text))) {
+    // The DV codec's one-time wasm set-up is the single documented async entry point.
+    found.push(`${file} has async code`)
+  }
+  return found
+}
+
+describe('module boundaries (layers.ts)', () => {
+  it('every file under src/ belongs to a layer of the table', async () => {
+    const missing = (await sourceFiles()).filter((f) => LAYERS[layerOf(f)] === undefined)
+    assert.deepEqual(missing, [], `add a row to test/layers.ts for: ${missing.join(', ')}`)
+  })
+
+  for (const [name, layer] of Object.entries(LAYERS)) {
+    const rule = [
+      ...layer.imports,
+      ...(layer.types ?? []).map((t) => `types of ${t}`),
+      ...(layer.todo ?? []).map((t) => `${t} (until fixed)`),
+    ]
+    it(`${name} imports only ${rule.length === 0 ? 'nothing internal' : rule.join(', ')}${layer.pure ? '; pure' : ''}`, async () => {
+      const files = (await sourceFiles()).filter((f) => layerOf(f) === name)
+      assert.ok(files.length > 0, `no file in the layer ${name}`)
+      const found: string[] = []
+      for (const f of files)
+        for (const v of violations(f, await readFile(join(src, f), 'utf8'))) found.push(v)
+      assert.deepEqual(found, [], `imports the layer table does not allow:\n${found.join('\n')}`)
     })
   }
 
+  it('the layers form no cycle (leaving out the imports still to be removed)', () => {
+    const state = new Map<string, 'open' | 'done'>()
+    const visit = (name: string, path: readonly string[]): void => {
+      if (state.get(name) === 'done') return
+      assert.notEqual(state.get(name), 'open', `cycle: ${[...path, name].join(' -> ')}`)
+      state.set(name, 'open')
+      const layer = LAYERS[name] as Layer
+      for (const next of [...layer.imports, ...(layer.types ?? [])]) {
+        const home = next.startsWith('subpaths/') ? 'subpaths' : next
+        if (home !== name) visit(home, [...path, name])
+      }
+      state.set(name, 'done')
+    }
+    for (const name of Object.keys(LAYERS)) visit(name, [])
+  })
+
+  it('every layer the table names exists', () => {
+    for (const [name, layer] of Object.entries(LAYERS)) {
+      for (const t of [...layer.imports, ...(layer.types ?? []), ...(layer.todo ?? [])]) {
+        const home = t.startsWith('subpaths/') ? 'subpaths' : t
+        assert.ok(home in LAYERS, `${name} names ${t}, which is no layer`)
+      }
+    }
+  })
+
+  it('the check flags what a row does not allow, and passes what it does', () => {
+    assert.deepEqual(violations('protocol/x.ts', "import type { Engine } from '../engine/engine.js'"), [
+      'protocol/x.ts imports types from ../engine/engine.js',
+    ])
+    assert.deepEqual(violations('log/x.ts', "import { readFile } from 'node:fs/promises'"), [
+      'log/x.ts imports node:fs/promises',
+    ])
+    assert.deepEqual(violations('conflict/x.ts', 'export async function f() {}'), [
+      'conflict/x.ts has async code',
+    ])
+    // Types of storage only: the value import is refused, the type import passes.
+    assert.deepEqual(violations('snapshot/x.ts', "import { openStore } from '../storage/index.js'"), [
+      'snapshot/x.ts imports ../storage/index.js',
+    ])
+    assert.deepEqual(
+      violations('snapshot/x.ts', "import type { FileMeta } from '../storage/object-store.js'"),
+      [],
+    )
+    assert.deepEqual(violations('race/x.ts', "import { loadSnapshot } from '../snapshot/load-snapshot.js'"), [
+      'race/x.ts imports ../snapshot/load-snapshot.js',
+    ])
+    assert.deepEqual(violations('race/x.ts', "import { loadSnapshot } from '../subpaths/testing.js'"), [])
+    assert.deepEqual(violations('race/x.ts', "import { createSnapshotView } from '../subpaths/duckdb.js'"), [
+      'race/x.ts imports ../subpaths/duckdb.js',
+    ])
+    assert.deepEqual(
+      violations('cli/commands/x.ts', "import { DeltaTable } from '../../table/delta-table.js'"),
+      ['cli/commands/x.ts imports ../../table/delta-table.js'],
+    )
+    assert.deepEqual(violations('engine-default/x.ts', "import { parquet } from 'hyparquet'"), [
+      'engine-default/x.ts imports hyparquet',
+    ])
+    assert.deepEqual(violations('nowhere/x.ts', ''), ['nowhere/x.ts is in no layer of layers.ts'])
+  })
+
   it('storage/ knows nothing of Delta', async () => {
-    for (const f of await filesOf('storage')) {
+    for (const f of (await sourceFiles()).filter((f) => layerOf(f) === 'storage')) {
       const text = code(await readFile(join(src, f), 'utf8'))
-      for (const spec of importsOf(text)) {
-        if (!spec.startsWith('.')) continue
-        const t = target(f, spec)
-        assert.ok((ALLOWED.storage as readonly string[]).includes(t), `${f} imports ${spec}`)
-      }
       assert.ok(!text.includes('_delta_log'), `${f} mentions _delta_log`)
-    }
-  })
-
-  it('txn/ knows no operation: it imports neither ops/ nor a layer above it', async () => {
-    const above = ['ops', 'table', 'cli', 'race', 'engine-default', 'index.js']
-    for (const f of await filesOf('txn')) {
-      const text = code(await readFile(join(src, f), 'utf8'))
-      for (const spec of importsOf(text)) {
-        if (spec.startsWith('.')) assert.ok(!above.includes(target(f, spec)), `${f} imports ${spec}`)
-      }
-    }
-  })
-
-  it('cli/ uses the public API only: the package root and its declared subpaths', async () => {
-    for (const f of await filesOf('cli')) {
-      const text = code(await readFile(join(src, f), 'utf8'))
-      for (const spec of importsOf(text)) {
-        if (!spec.startsWith('.')) continue
-        const t = target(f, spec)
-        assert.ok(['cli', 'index.js', 'subpaths', 'race'].includes(t), `${f} imports ${spec}`)
-      }
     }
   })
 })

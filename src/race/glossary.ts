@@ -4,7 +4,7 @@
  * notes that explain numbers a reader would otherwise find odd. The terminal report, the HTML
  * report and `delta-rlc demo` all take their text from here, so the three never drift apart.
  */
-import type { ReconciliationKind } from '../conflict/reconciliation.js'
+import type { ReconciliationKind } from '../index.js'
 
 /** The document the glossary points to, relative to the repository root. */
 export const CONCEPTS_DOC = 'docs/concepts.md'
