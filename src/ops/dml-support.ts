@@ -8,8 +8,10 @@ import { columnsOf, type Expression } from '../expressions/ast.js'
 import { parseExpression } from '../expressions/parse-predicate.js'
 import type { Action, AddFile, DeletionVectorDescriptor } from '../protocol/actions.js'
 import { fieldByName, type StructField } from '../protocol/schema.js'
+import { parseStats } from '../protocol/stats.js'
 import { canWriteDeletionVectors, isAppendOnly } from '../protocol/table-features.js'
 import { snapshotColumns } from '../scan/prune-files.js'
+import { columnSpecs, dataFileRefs } from '../scan/table-scan.js'
 import type { Snapshot } from '../snapshot/snapshot.js'
 import type { OperationContext } from '../txn/staged-operation.js'
 import { addFileOf, writeDeletionVectors, writeTargetOf } from './write-support.js'
@@ -27,6 +29,8 @@ export interface TouchedFile {
 /** What removing rows from files produced. */
 export interface RowRemoval {
   readonly actions: readonly Action[]
+  /** Rows that left the table (for files removed unread, their live count from the log). */
+  readonly removedRows: number
   /** Files removed whole or rewritten without the rows. */
   readonly removedFiles: number
   readonly removedBytes: number
@@ -44,6 +48,36 @@ export interface RowRemoval {
 }
 
 /**
+ * The live rows of `candidates` matching `predicate`, by file: the files are read with their
+ * deletion vectors applied, and those without a match are left out.
+ *
+ * @param ctx - the transaction's context
+ * @param candidates - the files that may hold matching rows (already pruned)
+ * @param predicate - the row predicate; every live row matches when it is absent
+ * @returns the touched files, in `candidates` order
+ */
+export async function matchRows(
+  ctx: OperationContext,
+  candidates: readonly AddFile[],
+  predicate: Expression | undefined,
+): Promise<TouchedFile[]> {
+  if (candidates.length === 0) return []
+  const refs = await dataFileRefs(ctx.engine, candidates, ctx.signal)
+  const matches = await ctx.engine.data.matchPositions({
+    files: refs,
+    predicate,
+    predicateColumns: columnSpecs(ctx.snapshot, undefined),
+    signal: ctx.signal,
+  })
+  const touched: TouchedFile[] = []
+  for (const [i, m] of matches.entries()) {
+    if (m.positions.length === 0) continue
+    touched.push({ file: candidates[i]!, ref: refs[i]!, positions: m.positions, liveRows: m.liveRows })
+  }
+  return touched
+}
+
+/**
  * Replaces rows: takes the `touched` rows out of their files (see {@link removeRows}) once
  * `written` already holds what replaces them, and returns the actions of both.
  *
@@ -57,93 +91,129 @@ export async function replaceRows(
   touched: readonly TouchedFile[],
   written: readonly WrittenFile[],
 ): Promise<{ removal: RowRemoval; actions: Action[] }> {
-  const snap = ctx.snapshot
-  const removal = await removeRows(ctx, touched, canWriteDeletionVectors(snap.protocol, snap.metadata))
+  const removal = await removeRows(ctx, touched)
   const now = ctx.now()
   return { removal, actions: [...removal.actions, ...written.map((f) => ({ add: addFileOf(f, now, true) }))] }
 }
 
 /**
  * Takes rows out of files as a DV-based or copy-on-write DELETE does (protocol.md 5.6): a file
- * whose every live row leaves is removed whole; otherwise, with `useDeletionVectors`, it gets the
- * union of its old DV and the positions (`remove(P, oldDV)` + `add(P, newDV)`, stats marked not
- * tight); without, its remaining rows are copied to new files and the file is removed. Every
- * action has `dataChange = true`.
+ * whose every live row leaves is removed whole; otherwise, when the table may take deletion
+ * vectors, it gets the union of its old DV and the positions (`remove(P, oldDV)` +
+ * `add(P, newDV)`, stats marked not tight); without, its remaining rows are copied to new files
+ * and the file is removed. Every action has `dataChange = true`. What it writes (DV file,
+ * copies) is handed to `ctx.wrote` as soon as it is stored.
  *
  * @param ctx - the transaction's context
  * @param touched - the files and the positions leaving them (files without positions are skipped)
- * @param useDeletionVectors - whether the table may take DVs
+ * @param wholeFiles - files every live row of which leaves, known without reading them (a
+ *   partition-only predicate): removed whole
  * @returns the actions and what they did
- * @throws {StorageError} when writing fails (what it stored before is already handed to
- *   `ctx.wrote`)
+ * @throws {StorageError} when writing fails
  */
 export async function removeRows(
   ctx: OperationContext,
   touched: readonly TouchedFile[],
-  useDeletionVectors: boolean,
+  wholeFiles: readonly AddFile[] = [],
 ): Promise<RowRemoval> {
+  const snap = ctx.snapshot
+  const useDeletionVectors = canWriteDeletionVectors(snap.protocol, snap.metadata)
   const now = ctx.now()
   const actions: Action[] = []
   const dvUpdates: Array<{ file: AddFile; bitmap: RoaringBitmapArray }> = []
   const rewrites: TouchedFile[] = []
+  let removedRows = 0
   let removedFiles = 0
   let removedBytes = 0
   let dvsRemoved = 0
-  for (const t of touched) {
-    if (t.positions.length === 0) continue
-    if (t.positions.length >= t.liveRows) {
-      actions.push({ remove: tombstoneOf(t.file, BigInt(now), true) })
-      removedFiles++
-      removedBytes += Number(t.file.size)
-      if (t.file.deletionVector) dvsRemoved++
-    } else if (useDeletionVectors) {
-      await initDeletionVectors()
-      const old = RoaringBitmapArray.fromSorted(t.ref.deletedRows ?? [])
-      dvUpdates.push({ file: t.file, bitmap: old.union(RoaringBitmapArray.fromSorted(t.positions)) })
-    } else {
-      rewrites.push(t)
+  const removeWhole = (file: AddFile): void => {
+    actions.push({ remove: tombstoneOf(file, BigInt(now), true) })
+    removedFiles++
+    removedBytes += Number(file.size)
+    if (file.deletionVector) dvsRemoved++
+  }
+  for (const f of wholeFiles) {
+    removeWhole(f)
+    removedRows += liveRowsOf(f)
+  }
+  try {
+    for (const t of touched) {
+      if (t.positions.length === 0) continue
+      removedRows += t.positions.length
+      if (t.positions.length >= t.liveRows) {
+        removeWhole(t.file)
+      } else if (useDeletionVectors) {
+        await initDeletionVectors()
+        // The old DV's positions and the leaving ones are disjoint and ascending: one merge
+        // builds the new DV, with no bitmap per part and no union.
+        const positions = mergeAscending(t.ref.deletedRows ?? [], t.positions)
+        dvUpdates.push({ file: t.file, bitmap: RoaringBitmapArray.fromSorted(positions) })
+      } else {
+        rewrites.push(t)
+      }
     }
+    let copied: WrittenFile[] = []
+    if (rewrites.length > 0) {
+      copied = await ctx.engine.writer.rewrite({
+        sources: rewrites.map((r) => r.ref),
+        positions: new Map(rewrites.map((r) => [r.ref.key, r.positions])),
+        positionsMode: 'exclude',
+        target: writeTargetOf(snap),
+        signal: ctx.signal,
+      })
+      ctx.wrote(copied.map((f) => f.key))
+    }
+    const { descriptors, key } = await writeDeletionVectors(
+      ctx.engine,
+      dvUpdates.map((u) => u.bitmap),
+      ctx.signal,
+    )
+    if (key !== undefined) ctx.wrote([key])
+    for (const [i, u] of dvUpdates.entries()) {
+      const dv = descriptors[i] as DeletionVectorDescriptor
+      actions.push({ remove: tombstoneOf(u.file, BigInt(now), true) })
+      actions.push({ add: withNewDeletionVector(u.file, dv, true) })
+    }
+    for (const r of rewrites) removeWhole(r.file)
+    for (const f of copied) actions.push({ add: addFileOf(f, now, true) })
+    return {
+      actions,
+      removedRows,
+      removedFiles,
+      removedBytes,
+      addedFiles: copied.length,
+      addedBytes: copied.reduce((n, f) => n + f.size, 0),
+      copiedRows: copied.reduce((n, f) => n + f.numRecords, 0),
+      dvsAdded: dvUpdates.filter((u) => u.file.deletionVector === undefined).length,
+      dvsUpdated: dvUpdates.filter((u) => u.file.deletionVector !== undefined).length,
+      dvsRemoved,
+    }
+  } finally {
+    // The bitmaps live in wasm memory; the DV file holds their bytes now.
+    for (const u of dvUpdates) u.bitmap.dispose()
   }
+}
 
-  let copied: WrittenFile[] = []
-  if (rewrites.length > 0) {
-    copied = await ctx.engine.writer.rewrite({
-      sources: rewrites.map((r) => r.ref),
-      positions: new Map(rewrites.map((r) => [r.ref.key, r.positions])),
-      positionsMode: 'exclude',
-      target: writeTargetOf(ctx.snapshot),
-      signal: ctx.signal,
-    })
-    ctx.wrote(copied.map((f) => f.key))
-  }
-  const { descriptors, key } = await writeDeletionVectors(
-    ctx.engine,
-    dvUpdates.map((u) => u.bitmap),
-    ctx.signal,
-  )
-  if (key !== undefined) ctx.wrote([key])
-  for (const [i, u] of dvUpdates.entries()) {
-    const dv = descriptors[i] as DeletionVectorDescriptor
-    actions.push({ remove: tombstoneOf(u.file, BigInt(now), true) })
-    actions.push({ add: withNewDeletionVector(u.file, dv, true) })
-  }
-  for (const r of rewrites) {
-    actions.push({ remove: tombstoneOf(r.file, BigInt(now), true) })
-    removedBytes += Number(r.file.size)
-    if (r.file.deletionVector) dvsRemoved++
-  }
-  for (const f of copied) actions.push({ add: addFileOf(f, now, true) })
-  return {
-    actions,
-    removedFiles: removedFiles + rewrites.length,
-    removedBytes,
-    addedFiles: copied.length,
-    addedBytes: copied.reduce((n, f) => n + f.size, 0),
-    copiedRows: copied.reduce((n, f) => n + f.numRecords, 0),
-    dvsAdded: dvUpdates.filter((u) => u.file.deletionVector === undefined).length,
-    dvsUpdated: dvUpdates.filter((u) => u.file.deletionVector !== undefined).length,
-    dvsRemoved,
-  }
+/**
+ * The ascending union of two ascending position lists, duplicates kept (`fromSorted` collapses
+ * them).
+ */
+function mergeAscending(a: ArrayLike<number>, b: ArrayLike<number>): Float64Array {
+  const out = new Float64Array(a.length + b.length)
+  let i = 0
+  let j = 0
+  let n = 0
+  while (i < a.length && j < b.length) out[n++] = a[i]! <= b[j]! ? a[i++]! : b[j++]!
+  while (i < a.length) out[n++] = a[i++]!
+  while (j < b.length) out[n++] = b[j++]!
+  return out
+}
+
+/** Live rows of a file from the log (its `numRecords` less its DV's cardinality), 0 when unknown. */
+function liveRowsOf(f: AddFile): number {
+  const total = parseStats(f.stats)?.numRecords ?? 0n
+  const live = total - (f.deletionVector?.cardinality ?? 0n)
+  return live > 0n ? Number(live) : 0
 }
 
 /**

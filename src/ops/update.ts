@@ -3,9 +3,9 @@ import { InvalidArgumentError } from '../errors/index.js'
 import type { Expression } from '../expressions/ast.js'
 import { toSql } from '../expressions/to-sql.js'
 import { pruneFiles } from '../scan/prune-files.js'
-import { columnSpecs, dataFileRefs, parseWhere } from '../scan/table-scan.js'
+import { parseWhere } from '../scan/table-scan.js'
 import type { OperationContext, PreparedOperation } from '../txn/staged-operation.js'
-import { checkNotAppendOnly, parseAssignments, replaceRows, type TouchedFile } from './dml-support.js'
+import { checkNotAppendOnly, matchRows, parseAssignments, replaceRows } from './dml-support.js'
 import { writeTargetOf } from './write-support.js'
 
 /** Options of an UPDATE. */
@@ -49,22 +49,7 @@ export async function buildUpdate(ctx: OperationContext, options: UpdateOptions)
   ctx.recordRead(candidates, predicate)
   const parameters = { predicate: predicate ? JSON.stringify(toSql(predicate)) : undefined }
 
-  const refs = await dataFileRefs(ctx.engine, candidates, ctx.signal)
-  const matches =
-    refs.length === 0
-      ? []
-      : await ctx.engine.data.matchPositions({
-          files: refs,
-          predicate,
-          predicateColumns: columnSpecs(snap, undefined),
-          signal: ctx.signal,
-        })
-  const touched: TouchedFile[] = []
-  for (const [i, m] of matches.entries()) {
-    if (m.positions.length === 0) continue
-    touched.push({ file: candidates[i]!, ref: refs[i]!, positions: m.positions, liveRows: m.liveRows })
-  }
-  const updatedRows = touched.reduce((n, t) => n + t.positions.length, 0)
+  const touched = await matchRows(ctx, candidates, predicate)
   if (touched.length === 0) {
     return {
       operation: 'UPDATE',
@@ -91,7 +76,7 @@ export async function buildUpdate(ctx: OperationContext, options: UpdateOptions)
     parameters,
     actions,
     metrics: updateMetrics(
-      updatedRows,
+      removal.removedRows,
       removal.copiedRows,
       removal.addedFiles + images.length,
       removal.removedFiles,
