@@ -20,27 +20,59 @@ import { DeltaTable } from '../../src/table/delta-table.js'
 const KILLS = Number(process.env.DELTA_RLC_CRASH_KILLS ?? 200)
 const PHASES = ['before-data', 'after-data', 'after-dv', 'before-log', 'after-log'] as const
 const workerSource = fileURLToPath(new URL('../helpers/crash-worker.ts', import.meta.url))
-// Bundled once to plain JavaScript: a killed writer restarts hundreds of times, and skipping the
-// TypeScript loader halves each start. It sits inside the repository so packages resolve.
-const worker = fileURLToPath(new URL(`../../.tmp/crash-worker-${process.pid}.mjs`, import.meta.url))
-const roots: string[] = []
+const loaderSource = fileURLToPath(new URL('../helpers/code-cache-loader.ts', import.meta.url))
+// A killed writer restarts hundreds of times, so its start is made cheap, in three steps:
+// - bundled once to plain JavaScript: skipping the TypeScript loader halves each start;
+// - its packages go into the bundle too: resolving and loading the hundred-odd files of the
+//   DuckDB API took a third of what was left. Left out are the native bindings, the WebAssembly
+//   bitmap package (it finds its .wasm file beside itself) and Arrow (never loaded here);
+// - it runs through code-cache-loader.ts with the compiled code a warm-up writer left: compiling
+//   the bundle was half of what was left.
+// It sits inside the repository so the packages left out resolve.
+const buildDir = fileURLToPath(new URL(`../../.tmp/crash-worker-${process.pid}/`, import.meta.url))
+const worker = join(buildDir, 'worker.cjs')
+const loader = join(buildDir, 'loader.mjs')
+const roots: string[] = [buildDir]
+const TABLE = {
+  schema: 'id long not null, seq int',
+  properties: { 'delta.enableDeletionVectors': 'true', 'delta.checkpointInterval': '7' },
+}
 before(async () => {
-  await build({
-    entryPoints: [workerSource],
-    bundle: true,
-    platform: 'node',
-    format: 'esm',
-    target: 'node20',
-    outfile: worker,
-    packages: 'external',
-    logLevel: 'error',
+  const common = { bundle: true, platform: 'node', target: 'node20', logLevel: 'error' } as const
+  await Promise.all([
+    build({
+      ...common,
+      entryPoints: [workerSource],
+      format: 'cjs',
+      outfile: worker,
+      external: ['@duckdb/node-bindings', 'roaring-wasm', 'apache-arrow'],
+    }),
+    build({ ...common, entryPoints: [loaderSource], format: 'esm', outfile: loader }),
+  ])
+  // The warm-up writer appends and deletes on a table of its own, then writes the code cache.
+  const warm = await mkdtemp(join(tmpdir(), 'delta-rlc-crash-warm-'))
+  roots.push(warm)
+  await (await DeltaTable.create(warm, TABLE)).close()
+  const r = await runWorker([warm, 'warm-up', '0', '2', 'none', '1'], { DELTA_RLC_WRITE_CODE_CACHE: '1' })
+  assert.deepEqual(r, {
+    acks: [
+      [0, 1n],
+      [1, 2n],
+    ],
+    killed: false,
   })
 })
-after(() => Promise.all([worker, ...roots].map((r) => rm(r, { recursive: true, force: true }))))
+after(() => Promise.all(roots.map((r) => rm(r, { recursive: true, force: true }))))
 
-function runWorker(args: string[]): Promise<{ acks: Array<[number, bigint]>; killed: boolean }> {
+function runWorker(
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<{ acks: Array<[number, bigint]>; killed: boolean }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [worker, ...args], { stdio: ['ignore', 'pipe', 'pipe'] })
+    const child = spawn(process.execPath, [loader, worker, ...args], {
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
     let out = ''
     let err = ''
     child.stdout.on('data', (d) => {
@@ -109,13 +141,7 @@ describe('crash safety of commits', () => {
     const root = await mkdtemp(join(tmpdir(), 'delta-rlc-crash-'))
     roots.push(root)
     const dirs = [join(root, 'a'), join(root, 'b')]
-    for (const dir of dirs) {
-      const t = await DeltaTable.create(dir, {
-        schema: 'id long not null, seq int',
-        properties: { 'delta.enableDeletionVectors': 'true', 'delta.checkpointInterval': '7' },
-      })
-      await t.close()
-    }
+    for (const dir of dirs) await (await DeltaTable.create(dir, TABLE)).close()
     // Two tables side by side keep both cores busy.
     const acks = await Promise.all(dirs.map((d, i) => crashLoop(d, 'writer', Math.ceil(KILLS / 2), 17 + i)))
 

@@ -7,6 +7,8 @@
  *
  * Operation `seq`: even -> append ids seq*10 .. seq*10+9; odd -> delete ids (seq-1)*10 .. +4
  * (rows the previous operation appended, if it landed).
+ *
+ * The test runs it bundled to CommonJS through `code-cache-loader.ts`, so it has no top-level await.
  */
 import { createLocalStore, passThroughStore } from '../../src/storage/index.js'
 import type { ObjectStore } from '../../src/storage/object-store.js'
@@ -45,20 +47,28 @@ function killingStore(inner: ObjectStore): ObjectStore {
   }
 }
 
-const table = await DeltaTable.open(dir, {
-  storage: killingStore(createLocalStore(dir)),
-  autoCheckpoint: true,
-})
-for (let seq = start; seq < start + count; seq++) {
-  const txn = await table.begin()
-  const recorded = txn.setTransaction(appId, seq)
-  if (recorded !== undefined && recorded >= BigInt(seq)) continue
-  if (seq % 2 === 0) {
-    await txn.append(Array.from({ length: 10 }, (_, i) => ({ id: BigInt(seq * 10 + i), seq })))
-  } else {
-    await txn.delete(`id >= ${(seq - 1) * 10} AND id < ${(seq - 1) * 10 + 5}`)
+/** Commits the operations; the caller exits on a failure (top-level await is not CommonJS). */
+async function main(): Promise<void> {
+  const table = await DeltaTable.open(dir, {
+    storage: killingStore(createLocalStore(dir)),
+    autoCheckpoint: true,
+  })
+  for (let seq = start; seq < start + count; seq++) {
+    const txn = await table.begin()
+    const recorded = txn.setTransaction(appId, seq)
+    if (recorded !== undefined && recorded >= BigInt(seq)) continue
+    if (seq % 2 === 0) {
+      await txn.append(Array.from({ length: 10 }, (_, i) => ({ id: BigInt(seq * 10 + i), seq })))
+    } else {
+      await txn.delete(`id >= ${(seq - 1) * 10} AND id < ${(seq - 1) * 10 + 5}`)
+    }
+    const r = await txn.commit()
+    process.stdout.write(`ACK ${seq} ${r.version}\n`)
   }
-  const r = await txn.commit()
-  process.stdout.write(`ACK ${seq} ${r.version}\n`)
+  await table.close()
 }
-await table.close()
+
+main().catch((err: unknown) => {
+  console.error(err)
+  process.exit(1)
+})
