@@ -45,7 +45,11 @@ const LEAVES = ['errors', 'util'] as const
 export const LAYERS: Readonly<Record<string, Layer>> = {
   // === Leaves ===
   util: { owns: 'small helpers over arrays and promises (appendAll, maxOf, mapLimit)', imports: [] },
-  errors: { owns: 'the DeltaError taxonomy and its stable codes', imports: [], pure: true },
+  errors: {
+    owns: 'the DeltaError taxonomy, its stable codes, and the argument checks that raise InvalidArgumentError',
+    imports: [],
+    pure: true,
+  },
 
   // === Pure protocol logic: no I/O, no node:*, no async ===
   protocol: {
@@ -108,9 +112,6 @@ export const LAYERS: Readonly<Record<string, Layer>> = {
   scan: {
     owns: 'scans of a snapshot: pruning, DV loading, rows, batches, Arrow',
     imports: [...LEAVES, ...PURE.filter((l) => l !== 'conflict'), 'engine', 'snapshot', 'arrow'],
-    // TODO(issue 15 step 5): table-scan.ts checks its options with table/arguments.ts; the
-    // check belongs below the table (scan/ must not reach up into table/).
-    todo: ['table'],
     packages: ['apache-arrow'],
   },
   txn: {
@@ -148,7 +149,8 @@ export const LAYERS: Readonly<Record<string, Layer>> = {
       'ops',
       'engine-default',
     ],
-    // TODO(issue 15 step 1): sql-view.ts takes a DuckDBConnection; the view moves into engine-default/.
+    // sql-view.ts binds a snapshot to the live-rows view of engine-default/ and names
+    // DuckDBConnection only as a type: the view's SQL lives in engine-default/duckdb-live-rows-view.ts.
     packages: ['@duckdb/node-api'],
     node: true,
   },

@@ -14,10 +14,10 @@
  */
 import { disjunction, type Expression } from '../expressions/ast.js'
 import type { AddFile, RemoveFile } from '../protocol/actions.js'
+import { preImageOf } from '../protocol/file-action-rewrites.js'
 import { excludeNoDataChangeAdds, excludeNoDataChangeRemoves } from './case3-no-data-change.js'
 import { dvUniqueId, readDeletionVector } from './deletion-vectors.js'
 import { type FetchedFacts, type FetchPlan, FetchPlanBuilder, type RowMatchQuery } from './fetched-facts.js'
-import { preImageOf } from './file-actions.js'
 import type { ConflictFlags } from './flags.js'
 import type { PlanInput } from './phase.js'
 import { createReadMatcher, isTrue, type ReadMatcher } from './read-matcher.js'

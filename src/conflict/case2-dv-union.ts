@@ -23,9 +23,10 @@ import {
   isRemove,
   type RemoveFile,
 } from '../protocol/actions.js'
+import { tombstoneOf, withNewDeletionVector } from '../protocol/file-action-rewrites.js'
 import { newDeletionVectorDescriptor, readDeletionVector, sameDeletionVector } from './deletion-vectors.js'
 import { type FetchPlan, FetchPlanBuilder } from './fetched-facts.js'
-import { type FileActionIndex, indexFileActions, tombstoneOf, withNewDeletionVector } from './file-actions.js'
+import { type FileActionIndex, indexFileActions } from './file-actions.js'
 import {
   deletionVectorsWritable,
   type PhaseInput,

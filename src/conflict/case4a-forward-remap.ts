@@ -27,15 +27,16 @@
  * (design decision 6).
  */
 import { type Action, type AddFile, isAdd, isRemove, type RemoveFile } from '../protocol/actions.js'
-import { appendAll } from '../util/arrays.js'
 import {
   parseOptimizeSourceComposition,
   type SourceComposition,
   withRemappedComposition,
-} from './composition-tags.js'
+} from '../protocol/composition-tags.js'
+import { tombstoneOf, withNewDeletionVector } from '../protocol/file-action-rewrites.js'
+import { appendAll } from '../util/arrays.js'
 import { newDeletionVectorDescriptor, readDeletionVector, sameDeletionVector } from './deletion-vectors.js'
 import { type FetchPlan, FetchPlanBuilder } from './fetched-facts.js'
-import { type FileActionIndex, indexFileActions, tombstoneOf, withNewDeletionVector } from './file-actions.js'
+import { type FileActionIndex, indexFileActions } from './file-actions.js'
 import {
   deletionVectorsWritable,
   type PhaseInput,

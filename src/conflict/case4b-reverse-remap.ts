@@ -21,11 +21,12 @@
  */
 import type { RoaringBitmapArray } from '../dv/roaring-bitmap-array.js'
 import { type Action, type AddFile, isAdd, isRemove, type RemoveFile } from '../protocol/actions.js'
+import { parseOptimizeSourceComposition, type SourceComposition } from '../protocol/composition-tags.js'
+import { tombstoneOf, withNewDeletionVector } from '../protocol/file-action-rewrites.js'
 import { appendAll } from '../util/arrays.js'
-import { parseOptimizeSourceComposition, type SourceComposition } from './composition-tags.js'
 import { newDeletionVectorDescriptor, readDeletionVector, sameDeletionVector } from './deletion-vectors.js'
 import { type FetchPlan, FetchPlanBuilder } from './fetched-facts.js'
-import { indexFileActions, tombstoneOf, withNewDeletionVector } from './file-actions.js'
+import { indexFileActions } from './file-actions.js'
 import {
   deletionVectorsWritable,
   type PhaseInput,

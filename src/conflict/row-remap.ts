@@ -6,8 +6,8 @@
  */
 import { RoaringBitmapArray } from '../dv/roaring-bitmap-array.js'
 import type { AddFile } from '../protocol/actions.js'
+import type { SourceComposition } from '../protocol/composition-tags.js'
 import { parseStats } from '../protocol/stats.js'
-import type { SourceComposition } from './composition-tags.js'
 
 /**
  * Maps newly deleted source rows to output rows.

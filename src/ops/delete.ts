@@ -1,7 +1,7 @@
 import type { Expression } from '../expressions/ast.js'
+import { parseWhere } from '../expressions/parse-where.js'
 import { toSql } from '../expressions/to-sql.js'
 import { pruneFiles } from '../scan/prune-files.js'
-import { parseWhere } from '../scan/table-scan.js'
 import type { OperationContext, PreparedOperation } from '../txn/staged-operation.js'
 import { matchRows, removeRows } from './dml-support.js'
 

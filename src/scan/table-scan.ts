@@ -1,20 +1,18 @@
 import type { RecordBatch, Table } from 'apache-arrow'
 import { checkDvCardinalityFitsFile } from '../dv/row-bounds.js'
-import type { ColumnSpec, DataFileRef, RowTrackingColumns } from '../engine/data-plane.js'
+import type { RowTrackingColumns } from '../engine/data-plane.js'
 import type { Engine } from '../engine/engine.js'
-import { InvalidArgumentError } from '../errors/index.js'
+import { checkKnownKeys, optionsObject, optOneOf } from '../errors/argument-checks.js'
 import type { Expression } from '../expressions/ast.js'
-import { checkExpression } from '../expressions/check-expression.js'
-import { parsePredicate } from '../expressions/parse-predicate.js'
+import { parseWhere } from '../expressions/parse-where.js'
 import { dvUniqueId } from '../log/replay.js'
 import type { AddFile } from '../protocol/actions.js'
-import { decodeAddPath } from '../protocol/partition-values.js'
-import { columnMappingId, fieldByName, physicalName, type StructField } from '../protocol/schema.js'
+import { fieldByName, type StructField } from '../protocol/schema.js'
 import { parseStats } from '../protocol/stats.js'
-import { columnMappingModeProperty } from '../protocol/table-properties.js'
 import type { Snapshot } from '../snapshot/snapshot.js'
-import { checkBatchesOptions } from '../table/arguments.js'
 import { mapLimit } from '../util/map-limit.js'
+import { columnSpecs } from './column-specs.js'
+import { DV_READ_CONCURRENCY, dataFileRefs } from './data-file-refs.js'
 import { toJSONRow } from './json-row.js'
 import { loadFileDeletionVector } from './load-deletion-vector.js'
 import { type PruneResult, pruneFiles } from './prune-files.js'
@@ -50,9 +48,6 @@ export interface BatchesOptions {
   /** `'rows'` (default): arrays of row objects; `'arrow'`: Arrow `RecordBatch`es. */
   readonly format?: 'rows' | 'arrow' | undefined
 }
-
-/** How many DV files are read at once. */
-const DV_READ_CONCURRENCY = 16
 
 /**
  * A scan of one snapshot: prunes files by partition values and statistics, applies deletion
@@ -281,86 +276,15 @@ function checkedDvKey(f: AddFile): string {
   return `${f.path}\u0000${dv === undefined ? '' : dvUniqueId(dv)}\u0000${parseStats(f.stats)?.numRecords ?? ''}`
 }
 
-/**
- * Parses a `where` option.
- *
- * @throws {InvalidPredicateError} on a malformed or too deep predicate
- * @throws {InvalidArgumentError} when `where` is neither text nor an expression tree
- */
-export function parseWhere(where: string | Expression | undefined): Expression | undefined {
-  if (where === undefined) return undefined
-  if (typeof where === 'string') return where.trim() === '' ? undefined : parsePredicate(where)
-  return checkExpression(where, 'where')
-}
+const BATCHES_KEYS = { format: true } as const satisfies Record<keyof BatchesOptions, true>
 
 /**
- * The data-plane column specs of a snapshot's columns (all, or the named ones in that order).
+ * Options of `scan().batches`: `format`.
  *
- * @throws {InvalidArgumentError} when a named column does not exist
+ * @throws {InvalidArgumentError} naming the option
  */
-export function columnSpecs(snap: Snapshot, names: readonly string[] | undefined): ColumnSpec[] {
-  const schema = snap.schema
-  const mode = columnMappingModeProperty(snap.properties)
-  const partition = new Set(snap.partitionColumns.map((c) => c.toLowerCase()))
-  const fields =
-    names === undefined
-      ? schema.fields
-      : names.map((n) => {
-          const f = fieldByName(schema, n)
-          if (!f) {
-            throw new InvalidArgumentError(`Unknown column '${n}'`, {
-              argument: 'columns',
-              hint: `The table has: ${schema.fields.map((x) => x.name).join(', ')}`,
-            })
-          }
-          return f
-        })
-  return fields.map((f) =>
-    Object.freeze({
-      name: f.name,
-      type: f.type,
-      physicalName: physicalName(f, mode),
-      fieldId: columnMappingId(f),
-      isPartition: partition.has(f.name.toLowerCase()),
-    }),
-  )
-}
-
-/**
- * Resolves files to what the data plane needs: store keys and deleted positions.
- *
- * @throws {InvalidTableError} on a path escaping the table root
- * @throws {InvalidDeletionVectorError} on a malformed DV
- */
-export async function dataFileRefs(
-  engine: Engine,
-  files: readonly AddFile[],
-  signal?: AbortSignal,
-): Promise<DataFileRef[]> {
-  return mapLimit(files, DV_READ_CONCURRENCY, async (f) => {
-    const key = storeKey(f.path)
-    const deleted = await loadFileDeletionVector(engine, f, signal)
-    const deletedRows = deleted?.toArray()
-    deleted?.dispose()
-    const ref: DataFileRef = { key, deletedRows, partitionValues: f.partitionValues }
-    // The row-tracking fields travel only where the log has them; the data plane reads them only
-    // for a row-tracking scan.
-    if (f.baseRowId === undefined && f.defaultRowCommitVersion === undefined) return Object.freeze(ref)
-    return Object.freeze({
-      ...ref,
-      baseRowId: f.baseRowId,
-      defaultRowCommitVersion: f.defaultRowCommitVersion,
-    })
-  })
-}
-
-function storeKey(path: string): string {
-  const decoded = decodeAddPath(path)
-  if (decoded.kind === 'relative') return decoded.key
-  throw new InvalidArgumentError(
-    `Data file ${path} is an absolute URI; delta-rlc reads data files inside the table root`,
-    {
-      argument: 'path',
-    },
-  )
+function checkBatchesOptions(value: unknown): void {
+  const o = optionsObject(value, 'options')
+  checkKnownKeys(o, 'options', BATCHES_KEYS, 'batches')
+  optOneOf(o, 'format', 'options', ['rows', 'arrow'])
 }

@@ -23,16 +23,16 @@
  * ```
  */
 
+export type { RoaringBitmapArray } from '../dv/roaring-bitmap-array.js'
+export { lit } from '../expressions/ast.js'
 export {
   parseOptimizeSourceComposition,
   type SourceComposition,
-} from '../conflict/composition-tags.js'
-export type { RoaringBitmapArray } from '../dv/roaring-bitmap-array.js'
-export { lit } from '../expressions/ast.js'
+} from '../protocol/composition-tags.js'
 export { commitKey, LOG_DIR, type LogFileName, parseLogFileName } from '../protocol/log-files.js'
 export { type DecodedAddPath, decodeAddPath } from '../protocol/partition-values.js'
+export { columnSpecs } from '../scan/column-specs.js'
 export { loadDeletionVector } from '../scan/load-deletion-vector.js'
-export { columnSpecs } from '../scan/table-scan.js'
 export { type AdvanceOptions, advanceSnapshot } from '../snapshot/advance-snapshot.js'
 export { loadSnapshot } from '../snapshot/load-snapshot.js'
 export { listLogFrom, readCommit } from '../snapshot/log-reader.js'

@@ -1,10 +1,11 @@
 import type { DuckDBConnection } from '@duckdb/node-api'
 import { createLiveRowsView } from '../engine-default/duckdb-live-rows-view.js'
+import { optionsObject } from '../errors/argument-checks.js'
 import { InvalidArgumentError } from '../errors/index.js'
 import type { Version } from '../protocol/actions.js'
-import { columnSpecs, dataFileRefs } from '../scan/table-scan.js'
+import { columnSpecs } from '../scan/column-specs.js'
+import { dataFileRefs } from '../scan/data-file-refs.js'
 import type { LoadSnapshotOptions } from '../snapshot/load-snapshot.js'
-import { optionsObject } from './arguments.js'
 import type { DeltaTable } from './delta-table.js'
 
 /** Options of {@link createSnapshotView}. */

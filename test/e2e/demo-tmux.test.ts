@@ -25,7 +25,7 @@ describe('delta-rlc demo in a 100-column terminal', {
   skip: hasTmux ? false : 'tmux is not installed',
 }, () => {
   it('fits: no line wraps, and the headline, glossary and verdict are on screen', async () => {
-    const env = { ...process.env, LANG: 'C.UTF-8' }
+    const env: NodeJS.ProcessEnv = { ...process.env, LANG: 'C.UTF-8' }
     delete env.NO_COLOR
     const script = `${process.execPath} --import tsx ${MAIN} demo --writers 6 --rows 6000; echo DEMO-EXIT-$?; sleep 120`
     const start = spawnSync(

@@ -9,7 +9,7 @@
  */
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { parseOptimizeSourceComposition } from '../../../src/conflict/composition-tags.js'
+import { parseOptimizeSourceComposition } from '../../../src/protocol/composition-tags.js'
 import { buildOptimize, type OptimizeOptions } from '../../../src/ops/optimize.js'
 import type { AddFile, RemoveFile } from '../../../src/protocol/actions.js'
 import { parseStats } from '../../../src/protocol/stats.js'

@@ -11,11 +11,11 @@ import { stat } from 'node:fs/promises'
 import { join } from 'node:path'
 import { describe, it } from 'node:test'
 import { DuckDBInstance } from '@duckdb/node-api'
-import { planCompositionTags } from '../../../src/conflict/composition-tags.js'
 import type { CompactionOutput } from '../../../src/engine/data-writer.js'
 import { trustedCompositionTags } from '../../../src/ops/optimize.js'
 import type { AddFile } from '../../../src/protocol/actions.js'
-import { dataFileRefs } from '../../../src/scan/table-scan.js'
+import { planCompositionTags } from '../../../src/protocol/composition-tags.js'
+import { dataFileRefs } from '../../../src/scan/data-file-refs.js'
 import type { DeltaTable } from '../../../src/table/delta-table.js'
 import {
   addsOf,

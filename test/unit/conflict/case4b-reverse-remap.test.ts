@@ -8,7 +8,7 @@ import type { ConflictCheckResult } from '../../../src/conflict/check-conflicts.
 import {
   parseOptimizeSourceComposition,
   withRemappedComposition,
-} from '../../../src/conflict/composition-tags.js'
+} from '../../../src/protocol/composition-tags.js'
 import { DEFAULT_CONFLICT_FLAGS } from '../../../src/conflict/flags.js'
 import { planConflictFetches } from '../../../src/conflict/plan-fetches.js'
 import type { TransactionInfo } from '../../../src/conflict/transaction-info.js'

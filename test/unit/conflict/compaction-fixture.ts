@@ -4,7 +4,7 @@
  * id 100k + r), compacted into `out.parquet`.
  */
 
-import { planCompositionTags, withCompositionTags } from '../../../src/conflict/composition-tags.js'
+import { planCompositionTags, withCompositionTags } from '../../../src/protocol/composition-tags.js'
 import { decodeInlineDv } from '../../../src/dv/descriptor.js'
 import {
   type Action,

@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import fc from 'fast-check'
-import { parseOptimizeSourceComposition } from '../../../src/conflict/composition-tags.js'
+import { parseOptimizeSourceComposition } from '../../../src/protocol/composition-tags.js'
 import type { TransactionInfo } from '../../../src/conflict/transaction-info.js'
 import { initDeletionVectors } from '../../../src/dv/initialization.js'
 import { parseCommitFile, serializeCommit } from '../../../src/protocol/action-json.js'

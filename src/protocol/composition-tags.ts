@@ -19,16 +19,16 @@
  * `readDeletionVector`, and the tombstone's DV must contain it.
  */
 import { InvalidTableError } from '../errors/index.js'
-import { parseDeletionVectorDescriptor } from '../protocol/action-json.js'
+import { parseDeletionVectorDescriptor } from './action-json.js'
 import {
   type AddFile,
   createRemoveFile,
   type DeletionVectorDescriptor,
   type NullableStringMap,
   type RemoveFile,
-} from '../protocol/actions.js'
-import { normalizeJsonValue, parseJsonText, stringifyJson } from '../protocol/json-text.js'
-import { parseStats } from '../protocol/stats.js'
+} from './actions.js'
+import { normalizeJsonValue, parseJsonText, stringifyJson } from './json-text.js'
+import { parseStats } from './stats.js'
 
 /** Tag naming the compaction output of a source. */
 export const COMPACTED_INTO_TAG = 'compactedInto'

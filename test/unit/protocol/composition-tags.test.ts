@@ -4,6 +4,9 @@
  */
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
+import { initDeletionVectors } from '../../../src/dv/initialization.js'
+import { parseCommitFile, serializeCommit } from '../../../src/protocol/action-json.js'
+import type { NullableStringMap } from '../../../src/protocol/actions.js'
 import {
   COMPACTED_INTO_TAG,
   COMPACTION_INFO_TAG,
@@ -13,11 +16,8 @@ import {
   REMAPPED_COMPACTION_INFO_TAG,
   withCompositionTags,
   withRemappedComposition,
-} from '../../../src/conflict/composition-tags.js'
-import { initDeletionVectors } from '../../../src/dv/initialization.js'
-import { parseCommitFile, serializeCommit } from '../../../src/protocol/action-json.js'
-import type { NullableStringMap } from '../../../src/protocol/actions.js'
-import { add, inlineDv, remove } from './factories.js'
+} from '../../../src/protocol/composition-tags.js'
+import { add, inlineDv, remove } from '../conflict/factories.js'
 
 await initDeletionVectors()
 
