@@ -67,12 +67,13 @@ describe('public API', () => {
     assert.deepEqual(Object.keys(s3).sort(), ['createS3Store', 'parseS3Location'])
   })
 
-  it('delta-rlc/duckdb exports the DuckDB instance, result streams and the snapshot view', () => {
+  it('delta-rlc/duckdb exports the DuckDB instance, result streams, the snapshot view and the value conversion', () => {
     assert.deepEqual(Object.keys(duckdb).sort(), [
       'createDuckDbInstance',
       'createSnapshotView',
       'openStream',
       'streamChunks',
+      'toPlainValue',
     ])
   })
 

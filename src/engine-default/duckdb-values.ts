@@ -75,6 +75,30 @@ export function toJsValue(v: DuckDBValue, type: DataType): unknown {
   }
 }
 
+/**
+ * Converts a value from a DuckDB result of one's own SQL, whose Delta type is not known, to a
+ * plain JavaScript value, exactly: timestamps as ISO 8601 text with six fractional digits (`Z` for
+ * an instant, no zone for wall time, as `toJsValue` gives them), blobs as bytes, and decimals,
+ * dates and nested values as DuckDB's text of them.
+ *
+ * @param v - a value from a DuckDB result
+ * @returns `null`, a boolean, number, bigint, string or `Uint8Array`
+ */
+export function toPlainValue(v: DuckDBValue): unknown {
+  if (
+    v === null ||
+    typeof v === 'boolean' ||
+    typeof v === 'number' ||
+    typeof v === 'bigint' ||
+    typeof v === 'string'
+  )
+    return v
+  if (v instanceof DuckDBBlobValue) return new Uint8Array(v.bytes)
+  if (v instanceof DuckDBTimestampTZValue) return `${isoMicros(v.micros)}Z`
+  if (v instanceof DuckDBTimestampValue) return isoMicros(v.micros)
+  return String(v)
+}
+
 function micros(v: DuckDBValue): bigint {
   if (v instanceof DuckDBTimestampTZValue || v instanceof DuckDBTimestampValue) return v.micros
   if (v instanceof DuckDBTimestampMillisecondsValue) return v.millis * 1000n

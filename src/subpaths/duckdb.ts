@@ -25,4 +25,5 @@ export {
   type StreamFailure,
   streamChunks,
 } from '../engine-default/duckdb-runtime.js'
+export { toPlainValue } from '../engine-default/duckdb-values.js'
 export { createSnapshotView, type SnapshotView, type SnapshotViewOptions } from '../table/sql-view.js'

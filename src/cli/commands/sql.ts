@@ -1,15 +1,10 @@
-import {
-  DuckDBBlobValue,
-  DuckDBTimestampTZValue,
-  DuckDBTimestampValue,
-  type DuckDBValue,
-} from '@duckdb/node-api'
 import { InvalidArgumentError } from '../../index.js'
 import {
   createDuckDbInstance,
   createSnapshotView,
   openStream,
   type ResultStream,
+  toPlainValue,
 } from '../../subpaths/duckdb.js'
 import {
   type Command,
@@ -92,7 +87,7 @@ export const sqlCommand: Command = {
             count++
             const row: Record<string, unknown> = {}
             columns.forEach((c, i) => {
-              row[c] = displayValue(values[i] ?? null)
+              row[c] = toPlainValue(values[i] ?? null)
             })
             if (!streaming) rows.push(row)
             else if (format === 'csv') ctx.io.stdout.write(`${csvRecord(columns.map((c) => row[c]))}\n`)
@@ -123,28 +118,4 @@ export const sqlCommand: Command = {
       await table.close()
     }
   },
-}
-
-/** A DuckDB result value as a printable JavaScript value (exact: decimals and dates as text). */
-function displayValue(v: DuckDBValue): unknown {
-  if (
-    v === null ||
-    typeof v === 'boolean' ||
-    typeof v === 'number' ||
-    typeof v === 'bigint' ||
-    typeof v === 'string'
-  )
-    return v
-  if (v instanceof DuckDBBlobValue) return new Uint8Array(v.bytes)
-  // As `show` writes them: ISO 8601 with microseconds, `Z` for an instant, no zone for wall time.
-  if (v instanceof DuckDBTimestampTZValue) return `${isoMicros(v.micros)}Z`
-  if (v instanceof DuckDBTimestampValue) return isoMicros(v.micros)
-  return String(v)
-}
-
-/** ISO 8601 text (no zone suffix) of microseconds since the epoch, six fractional digits. */
-function isoMicros(us: bigint): string {
-  const floorMs = us / 1000n - (us % 1000n < 0n ? 1n : 0n)
-  const fraction = ((us % 1_000_000n) + 1_000_000n) % 1_000_000n
-  return `${new Date(Number(floorMs)).toISOString().slice(0, 19)}.${fraction.toString().padStart(6, '0')}`
 }
