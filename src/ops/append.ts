@@ -1,11 +1,11 @@
 import { InvalidArgumentError } from '../errors/index.js'
-import { appendOnly } from '../protocol/table-properties.js'
+import { appendOnly, targetFileSize } from '../protocol/table-properties.js'
 import type { OperationContext, PreparedOperation } from '../txn/staged-operation.js'
 import { addFileOf, writeTargetOf } from './write-support.js'
 
 /** Options of an append. */
 export interface AppendOptions {
-  /** Bytes per new file (default: the writer's, about 128 MiB). */
+  /** Bytes per new file; wins over the table's `delta.targetFileSize` (default 128 MiB). */
   readonly targetFileSize?: number
 }
 
@@ -29,12 +29,14 @@ export async function buildAppend(
   const snap = ctx.snapshot
   // Reading appendOnly validates the property even though appends are always allowed.
   appendOnly(snap.properties)
+  // Read before any write, so a malformed delta.targetFileSize fails an append of no rows too.
+  const fileSize = options.targetFileSize ?? targetFileSize(snap.properties)
   const written =
     rows.length === 0
       ? []
       : await ctx.engine.writer.writeRows({
           rows,
-          target: writeTargetOf(snap, options.targetFileSize),
+          target: writeTargetOf(snap, fileSize),
           signal: ctx.signal,
         })
   ctx.wrote(written.map((f) => f.key))

@@ -20,6 +20,8 @@ export const DEFAULT_LOG_RETENTION_MS = 30 * 24 * 3600 * 1000
 export const DEFAULT_DELETED_FILE_RETENTION_MS = 7 * 24 * 3600 * 1000
 /** Default `delta.dataSkippingNumIndexedCols`. */
 export const DEFAULT_DATA_SKIPPING_NUM_INDEXED_COLS = 32
+/** Default `delta.targetFileSize`: 128 MiB, as Delta's. */
+export const DEFAULT_TARGET_FILE_SIZE = 128 * 1024 * 1024
 
 /** Names of the properties read here. */
 export const TableProperty = Object.freeze({
@@ -42,6 +44,7 @@ export const TableProperty = Object.freeze({
   randomPrefixLength: 'delta.randomPrefixLength',
   checkpointWriteStatsAsJson: 'delta.checkpoint.writeStatsAsJson',
   checkpointWriteStatsAsStruct: 'delta.checkpoint.writeStatsAsStruct',
+  targetFileSize: 'delta.targetFileSize',
 } as const)
 
 function invalid(key: string, value: string, expected: string): never {
@@ -388,6 +391,39 @@ export function checkpointWriteStatsAsStruct(config: TableConfiguration): boolea
   return booleanProperty(config, TableProperty.checkpointWriteStatsAsStruct)
 }
 
+const BYTE_UNITS: Readonly<Record<string, number>> = {
+  b: 1,
+  k: 1024,
+  kb: 1024,
+  m: 1024 ** 2,
+  mb: 1024 ** 2,
+  g: 1024 ** 3,
+  gb: 1024 ** 3,
+  t: 1024 ** 4,
+  tb: 1024 ** 4,
+}
+
+/**
+ * `delta.targetFileSize`: the size new data files aim at. Spark's byte strings are accepted, as
+ * Delta accepts them: a whole number of bytes, or one with a binary unit (`b`, `k`/`kb`, `m`/`mb`,
+ * `g`/`gb`, `t`/`tb`, any case), e.g. `134217728`, `100mb`, `1g`.
+ *
+ * @param config - the table configuration
+ * @returns the size in bytes, 128 MiB by default
+ * @throws {InvalidArgumentError} when the value is not a positive byte size
+ */
+export function targetFileSize(config: TableConfiguration): number {
+  const key = TableProperty.targetFileSize
+  const v = config[key]
+  if (v === undefined) return DEFAULT_TARGET_FILE_SIZE
+  const m = /^(\d+)\s*([a-z]*)$/.exec(v.trim().toLowerCase())
+  const factor = m === null ? undefined : m[2] === '' ? 1 : BYTE_UNITS[m[2] as string]
+  const n = m === null || factor === undefined ? Number.NaN : Number(m[1]) * factor
+  if (!Number.isSafeInteger(n) || n <= 0)
+    return invalid(key, v, "a positive size in bytes such as '134217728' or '128mb'")
+  return n
+}
+
 /** Every property read here, resolved with defaults. */
 export interface TableProperties {
   readonly enableDeletionVectors: boolean
@@ -404,6 +440,7 @@ export interface TableProperties {
   readonly enableRowTracking: boolean
   readonly checkpointWriteStatsAsJson: boolean
   readonly checkpointWriteStatsAsStruct: boolean
+  readonly targetFileSize: number
 }
 
 /**
@@ -429,5 +466,6 @@ export function parseTableProperties(config: TableConfiguration): TablePropertie
     enableRowTracking: rowTrackingEnabled(config),
     checkpointWriteStatsAsJson: checkpointWriteStatsAsJson(config),
     checkpointWriteStatsAsStruct: checkpointWriteStatsAsStruct(config),
+    targetFileSize: targetFileSize(config),
   })
 }

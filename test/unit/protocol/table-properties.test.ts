@@ -16,6 +16,7 @@ import {
   parseInterval,
   parseTableProperties,
   randomPrefixLength,
+  targetFileSize,
 } from '../../../src/protocol/table-properties.js'
 
 const DAY = 24 * 3600 * 1000
@@ -70,6 +71,7 @@ describe('table property accessors', () => {
       enableRowTracking: false,
       checkpointWriteStatsAsJson: true,
       checkpointWriteStatsAsStruct: false,
+      targetFileSize: 128 * 1024 * 1024,
     })
   })
 
@@ -142,6 +144,31 @@ describe('table property accessors', () => {
       assert.throws(
         () => read(config),
         (e: unknown) => e instanceof InvalidArgumentError && e.argument === key && e.message.includes(key),
+      )
+    })
+  }
+})
+
+describe('delta.targetFileSize', () => {
+  const MiB = 1024 * 1024
+  const sizes: [string, number][] = [
+    ['134217728', 128 * MiB],
+    ['100mb', 100 * MiB],
+    ['1MB', MiB],
+    ['1 g', 1024 * MiB],
+    ['512k', 512 * 1024],
+    ['64b', 64],
+  ]
+  for (const [text, bytes] of sizes) {
+    it(`reads '${text}' as ${bytes} bytes`, () => {
+      assert.equal(targetFileSize({ 'delta.targetFileSize': text }), bytes)
+    })
+  }
+  for (const text of ['0', '-1', '1.5mb', '10 parsecs', 'mb', '']) {
+    it(`refuses '${text}', naming the property`, () => {
+      assert.throws(
+        () => targetFileSize({ 'delta.targetFileSize': text }),
+        (e: unknown) => e instanceof InvalidArgumentError && e.argument === 'delta.targetFileSize',
       )
     })
   }
