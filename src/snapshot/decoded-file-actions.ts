@@ -11,13 +11,11 @@
  */
 import {
   type Action,
-  type AddFile,
   createAddFile,
   createDeletionVectorDescriptor,
   createRemoveFile,
   type DeletionVectorDescriptor,
   type NullableStringMap,
-  type RemoveFile,
 } from '../protocol/actions.js'
 
 /** What {@link decodedFileAction} returns for a row it leaves to the action reader. */
@@ -89,7 +87,7 @@ function optMap(v: unknown): NullableStringMap | undefined | typeof NOT_DECODED 
 }
 
 /** The descriptor, `undefined` for none, `NOT_DECODED` for anything the reader must judge. */
-function deletionVector(v: unknown): DeletionVectorDescriptor | undefined | typeof NOT_DECODED {
+function optDeletionVector(v: unknown): DeletionVectorDescriptor | undefined | typeof NOT_DECODED {
   if (v === null || v === undefined) return undefined
   if (typeof v !== 'object') return NOT_DECODED
   const dv = v as Record<string, unknown>
@@ -110,84 +108,81 @@ function deletionVector(v: unknown): DeletionVectorDescriptor | undefined | type
   })
 }
 
-function decodedAdd(o: Record<string, unknown>): AddFile | typeof NOT_DECODED {
+/**
+ * The `add` or `remove` action of a row's payload: the fields both kinds have are checked once,
+ * then those of the kind (an `add` requires its size, modification time and partition values).
+ */
+function decodedFile(kind: 'add' | 'remove', o: Record<string, unknown>): Action | typeof NOT_DECODED {
   const { path, dataChange } = o
   if (typeof path !== 'string' || typeof dataChange !== 'boolean') return NOT_DECODED
-  const size = long(o.size)
-  const modificationTime = long(o.modificationTime)
-  if (size === NOT_DECODED || modificationTime === NOT_DECODED) return NOT_DECODED
-  const partitionValues = stringMap(o.partitionValues)
   const stats = optText(o.stats)
   const tags = optMap(o.tags)
-  const dv = deletionVector(o.deletionVector)
-  const baseRowId = optLong(o.baseRowId)
-  const defaultRowCommitVersion = optLong(o.defaultRowCommitVersion)
-  const clusteringProvider = optText(o.clusteringProvider)
-  if (
-    partitionValues === undefined ||
-    stats === NOT_DECODED ||
-    tags === NOT_DECODED ||
-    dv === NOT_DECODED ||
-    baseRowId === NOT_DECODED ||
-    defaultRowCommitVersion === NOT_DECODED ||
-    clusteringProvider === NOT_DECODED
-  ) {
-    return NOT_DECODED
-  }
-  return createAddFile({
-    path,
-    partitionValues,
-    size,
-    modificationTime,
-    dataChange,
-    stats,
-    tags,
-    deletionVector: dv,
-    baseRowId,
-    defaultRowCommitVersion,
-    clusteringProvider,
-  })
-}
-
-function decodedRemove(o: Record<string, unknown>): RemoveFile | typeof NOT_DECODED {
-  const { path, dataChange, extendedFileMetadata } = o
-  if (typeof path !== 'string' || typeof dataChange !== 'boolean') return NOT_DECODED
-  if (extendedFileMetadata !== null && extendedFileMetadata !== undefined) {
-    if (typeof extendedFileMetadata !== 'boolean') return NOT_DECODED
-  }
-  const deletionTimestamp = optLong(o.deletionTimestamp)
-  const partitionValues = optMap(o.partitionValues)
-  const size = optLong(o.size)
-  const stats = optText(o.stats)
-  const tags = optMap(o.tags)
-  const dv = deletionVector(o.deletionVector)
+  const deletionVector = optDeletionVector(o.deletionVector)
   const baseRowId = optLong(o.baseRowId)
   const defaultRowCommitVersion = optLong(o.defaultRowCommitVersion)
   if (
-    deletionTimestamp === NOT_DECODED ||
-    partitionValues === NOT_DECODED ||
-    size === NOT_DECODED ||
     stats === NOT_DECODED ||
     tags === NOT_DECODED ||
-    dv === NOT_DECODED ||
+    deletionVector === NOT_DECODED ||
     baseRowId === NOT_DECODED ||
     defaultRowCommitVersion === NOT_DECODED
   ) {
     return NOT_DECODED
   }
-  return createRemoveFile({
+  if (kind === 'add') {
+    const size = long(o.size)
+    const modificationTime = long(o.modificationTime)
+    const partitionValues = stringMap(o.partitionValues)
+    const clusteringProvider = optText(o.clusteringProvider)
+    if (
+      size === NOT_DECODED ||
+      modificationTime === NOT_DECODED ||
+      partitionValues === undefined ||
+      clusteringProvider === NOT_DECODED
+    ) {
+      return NOT_DECODED
+    }
+    const add = createAddFile({
+      path,
+      partitionValues,
+      size,
+      modificationTime,
+      dataChange,
+      stats,
+      tags,
+      deletionVector,
+      baseRowId,
+      defaultRowCommitVersion,
+      clusteringProvider,
+    })
+    return Object.freeze({ add })
+  }
+  const extendedFileMetadata = o.extendedFileMetadata ?? undefined
+  const deletionTimestamp = optLong(o.deletionTimestamp)
+  const partitionValues = optMap(o.partitionValues)
+  const size = optLong(o.size)
+  if (
+    (extendedFileMetadata !== undefined && typeof extendedFileMetadata !== 'boolean') ||
+    deletionTimestamp === NOT_DECODED ||
+    partitionValues === NOT_DECODED ||
+    size === NOT_DECODED
+  ) {
+    return NOT_DECODED
+  }
+  const remove = createRemoveFile({
     path,
     deletionTimestamp,
     dataChange,
-    extendedFileMetadata: extendedFileMetadata ?? undefined,
+    extendedFileMetadata,
     partitionValues,
     size,
     stats,
     tags,
-    deletionVector: dv,
+    deletionVector,
     baseRowId,
     defaultRowCommitVersion,
   })
+  return Object.freeze({ remove })
 }
 
 /**
@@ -205,13 +200,6 @@ export function decodedFileAction(row: Readonly<Record<string, unknown>>): Actio
   }
   const payload = kind === undefined ? undefined : row[kind]
   if (typeof payload !== 'object' || payload === null || Array.isArray(payload)) return NOT_DECODED
-  if (kind === 'add') {
-    const add = decodedAdd(payload as Record<string, unknown>)
-    return add === NOT_DECODED ? add : Object.freeze({ add })
-  }
-  if (kind === 'remove') {
-    const remove = decodedRemove(payload as Record<string, unknown>)
-    return remove === NOT_DECODED ? remove : Object.freeze({ remove })
-  }
-  return NOT_DECODED
+  if (kind !== 'add' && kind !== 'remove') return NOT_DECODED
+  return decodedFile(kind, payload as Record<string, unknown>)
 }
