@@ -35,15 +35,9 @@ export async function dmlBenchmarks(quick: boolean): Promise<BenchResult[]> {
   const totalRows = shape.files * shape.rowsPerFile
   await withTempDir('dml', async (root) => {
     const t = await buildSyntheticTable(join(root, 't'), shape)
-    let table = await DeltaTable.open(t.dir)
+    const handle = await openRewindable(t)
     const duck = await openDuck()
     const files = fileList(t)
-    // A handle follows a log that only grows, as Delta's logs do; a rewound one needs a new handle.
-    const reset = async () => {
-      await table.close()
-      await resetTable(t)
-      table = await DeltaTable.open(t.dir)
-    }
     try {
       for (const [share, modulo] of [
         ['0.1%', 1000],
@@ -56,10 +50,10 @@ export async function dmlBenchmarks(quick: boolean): Promise<BenchResult[]> {
         const [del, scan] = await timeBoth(
           runs,
           async () => {
-            deleted = Number((await table.delete(where)).metrics.numDeletedRows ?? 0)
+            deleted = Number((await handle.table.delete(where)).metrics.numDeletedRows ?? 0)
           },
           () => positionsScan(duck.con, files, where),
-          { warmup, beforeSubject: reset },
+          { warmup, beforeSubject: handle.reset },
         )
         out.push(
           result('dml.delete', params, del, 'duckdb predicate scan to row positions', scan, {
@@ -73,7 +67,7 @@ export async function dmlBenchmarks(quick: boolean): Promise<BenchResult[]> {
         const [upd, updFloor] = await timeBoth(
           runs,
           async () => {
-            const r = await table.update({ where, set: { value: 'value + 1' } })
+            const r = await handle.table.update({ where, set: { value: 'value + 1' } })
             updated = Number(r.metrics.numUpdatedRows ?? 0)
           },
           async () => {
@@ -83,7 +77,7 @@ export async function dmlBenchmarks(quick: boolean): Promise<BenchResult[]> {
                 `TO '${join(root, `update-${k++}.parquet`)}' (FORMAT parquet, COMPRESSION snappy)`,
             )
           },
-          { warmup, beforeSubject: reset },
+          { warmup, beforeSubject: handle.reset },
         )
         out.push(
           result('dml.update', params, upd, 'duckdb predicate scan + COPY of the new images', updFloor, {
@@ -106,7 +100,7 @@ export async function dmlBenchmarks(quick: boolean): Promise<BenchResult[]> {
           runs,
           async () => {
             metrics = (
-              await table.merge(source, {
+              await handle.table.merge(source, {
                 on: 'target.id = source.id',
                 whenMatched: [{ update: '*' }],
                 whenNotMatched: [{ insert: '*' }],
@@ -122,7 +116,7 @@ export async function dmlBenchmarks(quick: boolean): Promise<BenchResult[]> {
               `COPY (SELECT * FROM src) TO '${join(root, `merge-${k++}.parquet`)}' (FORMAT parquet, COMPRESSION snappy)`,
             )
           },
-          { warmup, beforeSubject: reset },
+          { warmup, beforeSubject: handle.reset },
         )
         out.push(
           result(
@@ -143,35 +137,30 @@ export async function dmlBenchmarks(quick: boolean): Promise<BenchResult[]> {
       }
     } finally {
       duck.close()
-      await table.close()
+      await handle.table.close()
     }
   })
 
   for (const smallFiles of quick ? [50] : [100, 1_000]) {
     await withTempDir('optimize', async (root) => {
       const t = await buildSyntheticTable(join(root, 't'), { files: smallFiles, rowsPerFile: 1_000 })
-      let table = await DeltaTable.open(t.dir)
+      const handle = await openRewindable(t)
       const duck = await openDuck()
       const files = fileList(t)
-      const reset = async () => {
-        await table.close()
-        await resetTable(t)
-        table = await DeltaTable.open(t.dir)
-      }
       try {
         let removed = 0
         let k = 0
         const [ours, floor] = await timeBoth(
           runs,
           async () => {
-            removed = Number((await table.optimize()).metrics.numRemovedFiles ?? 0)
+            removed = Number((await handle.table.optimize()).metrics.numRemovedFiles ?? 0)
           },
           () =>
             duck.con.run(
               `COPY (SELECT id, value, name, part FROM read_parquet(${files}, filename = true, file_row_number = true) ` +
                 `ORDER BY filename, file_row_number) TO '${join(root, `optimize-${k++}.parquet`)}' (FORMAT parquet, COMPRESSION snappy)`,
             ),
-          { warmup, beforeSubject: reset },
+          { warmup, beforeSubject: handle.reset },
         )
         out.push(
           result(
@@ -185,7 +174,7 @@ export async function dmlBenchmarks(quick: boolean): Promise<BenchResult[]> {
         )
       } finally {
         duck.close()
-        await table.close()
+        await handle.table.close()
       }
     })
   }
@@ -242,6 +231,28 @@ async function positionsScan(con: DuckDBConnection, files: string, where: string
     `SELECT filename, list(file_row_number ORDER BY file_row_number) FROM read_parquet(${files}, filename = true, file_row_number = true) ` +
       `WHERE ${where} GROUP BY filename`,
   )
+}
+
+/** A table handle that `reset` rewinds to version 0 between timed runs. */
+interface Rewindable {
+  table: DeltaTable
+  readonly reset: () => Promise<void>
+}
+
+/**
+ * Opens `t` for runs that each start from version 0. A handle follows a log that only grows, as
+ * Delta's logs do, so `reset` closes it, rewinds the table and opens a new one.
+ */
+async function openRewindable(t: SyntheticTable): Promise<Rewindable> {
+  const handle: Rewindable = {
+    table: await DeltaTable.open(t.dir),
+    reset: async () => {
+      await handle.table.close()
+      await resetTable(t)
+      handle.table = await DeltaTable.open(t.dir)
+    },
+  }
+  return handle
 }
 
 /** Cuts the log back to version 0 and deletes every file a benchmark run wrote. */
