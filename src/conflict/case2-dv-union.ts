@@ -29,6 +29,7 @@ import { type FetchPlan, FetchPlanBuilder } from './fetched-facts.js'
 import { type FileActionIndex, indexFileActions } from './file-actions.js'
 import {
   deletionVectorsWritable,
+  noDeletionVectors,
   type PhaseInput,
   type PhaseOutcome,
   type PlanInput,
@@ -79,9 +80,10 @@ function planDeletionVectorUnion(input: PlanInput): FetchPlan {
  */
 function reconcileDeletionVectorUnion(input: PhaseInput): PhaseOutcome {
   const { txn, winner } = input
-  if (!input.flags.rowLevelConcurrency || !deletionVectorsWritable(txn)) return unchanged(txn)
+  if (!input.flags.rowLevelConcurrency) return unchanged(txn)
   const candidates = dvUnionCandidates(input)
   if (candidates.length === 0) return unchanged(txn)
+  if (!deletionVectorsWritable(txn)) return unchanged(txn, noDeletionVectors(candidates))
 
   const own = indexFileActions(txn.actions)
   const refusals = new Map<string, string>()

@@ -39,6 +39,7 @@ import { type FetchPlan, FetchPlanBuilder } from './fetched-facts.js'
 import { type FileActionIndex, indexFileActions } from './file-actions.js'
 import {
   deletionVectorsWritable,
+  noDeletionVectors,
   type PhaseInput,
   type PhaseOutcome,
   type PlanInput,
@@ -119,7 +120,7 @@ function planForwardRemap(input: PlanInput): FetchPlan {
  */
 function reconcileForwardRemap(input: PhaseInput): PhaseOutcome {
   const { txn, winner, fetched } = input
-  if (!input.flags.optimizeReconciliation || !deletionVectorsWritable(txn)) return unchanged(txn)
+  if (!input.flags.optimizeReconciliation) return unchanged(txn)
   const own = indexFileActions(txn.actions)
   const compaction = !txn.actions.some(
     (a) => (isAdd(a) && a.add.dataChange) || (isRemove(a) && a.remove.dataChange),
@@ -139,6 +140,7 @@ function reconcileForwardRemap(input: PhaseInput): PhaseOutcome {
   }
   const touched = forwardRemapTouched(input)
   if (touched.length === 0) return unchanged(txn, refusals)
+  if (!deletionVectorsWritable(txn)) return unchanged(txn, noDeletionVectors(touched))
 
   // The decision is all or nothing: every source it leaves to the file-level checks carries the
   // reason, whichever of them the checks report first.

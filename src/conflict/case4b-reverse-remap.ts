@@ -29,6 +29,7 @@ import { type FetchPlan, FetchPlanBuilder } from './fetched-facts.js'
 import { indexFileActions } from './file-actions.js'
 import {
   deletionVectorsWritable,
+  noDeletionVectors,
   type PhaseInput,
   type PhaseOutcome,
   type PlanInput,
@@ -127,7 +128,7 @@ function planReverseRemap(input: PlanInput): FetchPlan {
  */
 function reconcileReverseRemap(input: PhaseInput): PhaseOutcome {
   const { txn, winner, fetched } = input
-  if (!input.flags.optimizeReverseReconciliation || !deletionVectorsWritable(txn)) return unchanged(txn)
+  if (!input.flags.optimizeReverseReconciliation) return unchanged(txn)
   // A transaction that changes no data (a compaction itself) deleted no rows to remap; Case 4a
   // is the phase that speaks for it.
   if (!txn.actions.some((a) => (isAdd(a) && a.add.dataChange) || (isRemove(a) && a.remove.dataChange))) {
@@ -135,6 +136,7 @@ function reconcileReverseRemap(input: PhaseInput): PhaseOutcome {
   }
   const touched = reverseRemapTouched(input)
   if (touched.length === 0) return unchanged(txn)
+  if (!deletionVectorsWritable(txn)) return unchanged(txn, noDeletionVectors(touched))
 
   const refusals = new Map<string, string>()
   const refuse = (path: string, reason: string): PhaseOutcome => {

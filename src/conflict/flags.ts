@@ -44,7 +44,8 @@ export const DEFAULT_CONFLICT_FLAGS: ConflictFlags = Object.freeze({
   mergeSourceKeyInSetThreshold: DEFAULT_MERGE_SOURCE_KEY_IN_SET_THRESHOLD,
 })
 
-type BooleanFlag = {
+/** A boolean switch of {@link ConflictFlags}. */
+export type BooleanFlag = {
   [K in keyof ConflictFlags]: ConflictFlags[K] extends boolean ? K : never
 }[keyof ConflictFlags]
 type NumericFlag = Exclude<keyof ConflictFlags, BooleanFlag>
@@ -130,6 +131,40 @@ export function parseConflictFlags(options: unknown): ConflictFlags {
  */
 export function anyReconciliationEnabled(flags: ConflictFlags): boolean {
   return Object.values(BOOLEAN_KEYS).some((field) => flags[field])
+}
+
+/**
+ * The option key (as api.md spells it, without the Spark prefix) of a boolean switch.
+ *
+ * @param field - the switch
+ * @returns its key, e.g. `rowLevelConcurrency.enabled`
+ */
+export function conflictFlagKey(field: BooleanFlag): string {
+  for (const [key, f] of Object.entries(BOOLEAN_KEYS)) if (f === field) return key
+  return field
+}
+
+/**
+ * The flags with some switches turned on.
+ *
+ * @param flags - the flags
+ * @param fields - the switches to turn on
+ * @returns the frozen flags
+ */
+export function withFlagsOn(flags: ConflictFlags, fields: Iterable<BooleanFlag>): ConflictFlags {
+  const out: Record<string, boolean | number> = { ...flags }
+  for (const field of fields) out[field] = true
+  return Object.freeze(out) as unknown as ConflictFlags
+}
+
+/**
+ * The switches that are off.
+ *
+ * @param flags - the flags
+ * @returns the switches that are off, in api.md order
+ */
+export function flagsOff(flags: ConflictFlags): readonly BooleanFlag[] {
+  return Object.values(BOOLEAN_KEYS).filter((field) => !flags[field])
 }
 
 // === Internals ===

@@ -106,6 +106,18 @@ export function deletionVectorsWritable(txn: {
 }
 
 /**
+ * The refusals of a phase whose candidates need deletion vectors the table cannot write.
+ *
+ * @param paths - the paths the phase would have reconciled
+ * @returns the reason for each
+ */
+export function noDeletionVectors(paths: readonly string[]): ReadonlyMap<string, string> {
+  const reason =
+    'the table has no deletion vectors (delta.enableDeletionVectors is not true, or the protocol lacks the feature)'
+  return new Map(paths.map((p) => [p, reason]))
+}
+
+/**
  * Runs a phase so that any unexpected failure leaves the transaction untouched: a bug may cost a
  * spurious abort, never a wrong commit. A rewrite is also re-validated (rlc-spec 2.2): no file
  * action twice, no logical file both added and removed, and one `dataChange` value across all

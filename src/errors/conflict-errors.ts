@@ -12,7 +12,14 @@ export interface ConflictContext {
   readonly check?: string | undefined
   /** When a row-level reconciliation was tried and refused, why. */
   readonly reconcileRefused?: string | undefined
+  /**
+   * What would have reconciled the conflict: a conflicts flag, or a table property, named only
+   * when the case's own conditions were checked with it on.
+   */
+  readonly remedy?: string | undefined
 }
+
+const RERUN = 'This transaction was not committed; rerun it against the latest version of the table.'
 
 /**
  * A concurrent commit made this transaction's result invalid. The transaction was not
@@ -24,6 +31,10 @@ export abstract class ConcurrentModificationError extends DeltaError {
   readonly file: string | undefined
   readonly check: string | undefined
   readonly reconcileRefused: string | undefined
+  /** What would have reconciled the conflict, when something would have (see {@link ConflictContext.remedy}). */
+  readonly remedy: string | undefined
+  /** The context the error was raised with. */
+  readonly context: ConflictContext
 
   constructor(what: string, ctx: ConflictContext) {
     const op = ctx.winnerOperation ?? 'unknown operation'
@@ -32,13 +43,15 @@ export abstract class ConcurrentModificationError extends DeltaError {
       ? ` Row-level reconciliation was refused: ${ctx.reconcileRefused}.`
       : ''
     super(`${what} The winning commit is version ${ctx.winnerVersion} (${op}).${file}${refused}`, {
-      hint: 'This transaction was not committed; rerun it against the latest version of the table.',
+      hint: ctx.remedy === undefined ? RERUN : `${RERUN} ${ctx.remedy}`,
     })
     this.winnerVersion = ctx.winnerVersion
     this.winnerOperation = ctx.winnerOperation
     this.file = ctx.file
     this.check = ctx.check
     this.reconcileRefused = ctx.reconcileRefused
+    this.remedy = ctx.remedy
+    this.context = ctx
   }
 }
 

@@ -1,10 +1,11 @@
 import { checkConflicts } from '../conflict/check-conflicts.js'
-import type { FetchedFacts, FetchPlan } from '../conflict/fetched-facts.js'
+import { explainConflict, explanationFlags, withRemedy } from '../conflict/explain-conflict.js'
+import { type FetchedFacts, type FetchPlan, NO_FETCHED_FACTS } from '../conflict/fetched-facts.js'
 import { anyReconciliationEnabled, type ConflictFlags } from '../conflict/flags.js'
 import { planConflictFetches } from '../conflict/plan-fetches.js'
 import type { Reconciliation } from '../conflict/reconciliation.js'
 import type { TransactionInfo } from '../conflict/transaction-info.js'
-import { summarizeWinningCommit } from '../conflict/winning-commit.js'
+import { summarizeWinningCommit, type WinningCommitSummary } from '../conflict/winning-commit.js'
 import { initDeletionVectors } from '../dv/index.js'
 import type { RoaringBitmapArray } from '../dv/roaring-bitmap-array.js'
 import type { ColumnSpec } from '../engine/data-plane.js'
@@ -216,12 +217,57 @@ async function commitLoop(req: CommitLoopRequest, uncertainty: CommitUncertainty
       const plan = planConflictFetches(txn, winner, flags)
       const fetched = await fetchFacts(engine, req.columns, plan, dvCache, signal)
       const result = checkConflicts(txn, winner, flags, fetched)
-      if (result.kind === 'conflict') throw result.error
+      if (result.kind === 'conflict') {
+        throw await explained(result.error, {
+          engine,
+          columns: req.columns,
+          txn,
+          winner,
+          flags,
+          dvCache,
+          signal,
+        })
+      }
       txn = result.txn
       appendAll(reconciliations, result.reconciliations)
       attemptVersion = v + 1n
     }
     await sleep(backoffDelay(req.retry, attempts, random()), signal)
+  }
+}
+
+// === Explaining a conflict ===
+
+/**
+ * The conflict with what would have reconciled it in its hint: the checker is run again with
+ * the flags that are off turned on, on the facts their plans ask for (loaded like any other).
+ * Explaining is best effort: a failure to load or check leaves the conflict as it was.
+ */
+async function explained(
+  error: ConcurrentModificationError,
+  at: {
+    readonly engine: Engine
+    readonly columns: readonly ColumnSpec[]
+    readonly txn: TransactionInfo
+    readonly winner: WinningCommitSummary
+    readonly flags: ConflictFlags
+    readonly dvCache: DvCache
+    readonly signal: AbortSignal | undefined
+  },
+): Promise<ConcurrentModificationError> {
+  try {
+    const hypothetical = explanationFlags(at.flags)
+    let fetched = NO_FETCHED_FACTS
+    if (hypothetical !== undefined) {
+      await initDeletionVectors()
+      const plan = planConflictFetches(at.txn, at.winner, hypothetical)
+      fetched = await fetchFacts(at.engine, at.columns, plan, at.dvCache, at.signal)
+    }
+    const remedy = explainConflict(at.txn, at.winner, at.flags, fetched)
+    return remedy === undefined ? error : withRemedy(error, remedy)
+  } catch (err) {
+    if (err instanceof Error && err.name === 'AbortError') throw err
+    return error
   }
 }
 
