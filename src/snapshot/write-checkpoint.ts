@@ -15,6 +15,12 @@ import {
   checkpointWriteStatsAsStruct,
   deletedFileRetentionMillis,
 } from '../protocol/table-properties.js'
+import {
+  cleanUpExpiredLogs,
+  expiredLogCleanupEnabled,
+  type LogCleanupFailure,
+  type LogCleanupResult,
+} from './log-cleanup.js'
 import type { Snapshot } from './snapshot.js'
 
 /** What a written checkpoint holds. */
@@ -26,6 +32,25 @@ export interface CheckpointResult {
   readonly size: number
   readonly sizeInBytes: number
   readonly numOfAddFiles: number
+  /**
+   * The expired log cleanup that followed the checkpoint (see {@link cleanUpExpiredLogs});
+   * absent when it did not run (`delta.enableExpiredLogCleanup` false, or turned off by the
+   * caller). A cleanup that failed is reported in its `failures`, never thrown: the checkpoint
+   * is written either way.
+   */
+  readonly logCleanup?: LogCleanupResult
+}
+
+/** Options of {@link writeCheckpoint}. */
+export interface WriteCheckpointOptions {
+  /** The clock, for tombstone expiry and the log retention cutoff. */
+  readonly nowMs?: number | undefined
+  readonly signal?: AbortSignal | undefined
+  /**
+   * Clean up expired log files once the checkpoint is written; default: the table's
+   * `delta.enableExpiredLogCleanup` (true when absent).
+   */
+  readonly cleanUpExpiredLogs?: boolean | undefined
 }
 
 /**
@@ -120,20 +145,25 @@ function checkpointAdd(add: AddFile, format: CheckpointStatsFormat): Record<stri
  * `delta.checkpoint.writeStatsAsStruct` ask for. Safe to race: two writers of the same
  * checkpoint produce equivalent files.
  *
+ * Once both are durable, and when the table enables it (`delta.enableExpiredLogCleanup`,
+ * default true), expired log files are cleaned up as Delta does after a checkpoint; a failure
+ * there is reported in {@link CheckpointResult.logCleanup} and never fails the checkpoint.
+ *
  * @param engine - the table's engine
  * @param snapshot - the version to checkpoint; its commit must exist
- * @param options - the clock, for tombstone expiry
- * @returns what was written
+ * @param options - the clock, for tombstone expiry and the log retention; whether to clean up
+ * @returns what was written, and what the cleanup did
  * @throws {StorageError} when the file cannot be written
  * @throws {InvalidArgumentError} when a `delta.checkpoint.writeStats*` property is not a boolean
  */
 export async function writeCheckpoint(
   engine: Engine,
   snapshot: Snapshot,
-  options: { nowMs?: number; signal?: AbortSignal } = {},
+  options: WriteCheckpointOptions = {},
 ): Promise<CheckpointResult> {
+  const nowMs = options.nowMs ?? Date.now()
   const format = checkpointStatsFormat(snapshot)
-  const actions = planCheckpointActions(snapshot, options.nowMs ?? Date.now())
+  const actions = planCheckpointActions(snapshot, nowMs)
   const key = `${LOG_DIR}${checkpointFileName(snapshot.version)}`
   const writeOptions: CheckpointWriteOptions = {
     signal: options.signal,
@@ -156,5 +186,39 @@ export async function writeCheckpoint(
   await engine.storage.put(`${LOG_DIR}_last_checkpoint`, new TextEncoder().encode(hint), {
     signal: options.signal,
   })
-  return { version: snapshot.version, key, size: actions.length, sizeInBytes, numOfAddFiles }
+  const result = { version: snapshot.version, key, size: actions.length, sizeInBytes, numOfAddFiles }
+  const logCleanup = await cleanUpAfterCheckpoint(engine, snapshot, options.cleanUpExpiredLogs, nowMs)
+  return logCleanup === undefined ? result : { ...result, logCleanup }
+}
+
+/**
+ * The cleanup that follows a checkpoint, when it is on: every failure (a property that does not
+ * parse, a listing or delete that fails) becomes a reported failure, since the checkpoint it
+ * follows, and the commit that asked for it, have already landed.
+ */
+async function cleanUpAfterCheckpoint(
+  engine: Engine,
+  snapshot: Snapshot,
+  requested: boolean | undefined,
+  nowMs: number,
+): Promise<LogCleanupResult | undefined> {
+  try {
+    if (!(requested ?? expiredLogCleanupEnabled(snapshot))) return undefined
+    return await cleanUpExpiredLogs(engine, snapshot, { nowMs })
+  } catch (err) {
+    const failure: LogCleanupFailure = {
+      key: undefined,
+      message: err instanceof Error ? err.message : String(err),
+      cause: err,
+    }
+    return Object.freeze({
+      dryRun: false,
+      // Nothing was deleted: no file was older than this.
+      cutoff: nowMs,
+      boundary: undefined,
+      files: [],
+      bytes: 0,
+      failures: Object.freeze([failure]),
+    })
+  }
 }

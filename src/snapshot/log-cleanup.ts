@@ -1,0 +1,176 @@
+/**
+ * Expired log cleanup through an engine: lists `_delta_log/`, times the checkpointed commits the
+ * way time travel does, and deletes what `log/log-cleanup.ts` says may go. See that module for
+ * the rule and why every version inside the retention window stays readable.
+ */
+import type { Engine } from '../engine/engine.js'
+import { completeCheckpointVersions, expiredLogFiles } from '../log/log-cleanup.js'
+import type { FileMetaLike, SegmentCommit } from '../log/log-segment.js'
+import type { Version } from '../protocol/actions.js'
+import { booleanProperty, logRetentionMillis } from '../protocol/table-properties.js'
+import { historyTimeline, inCommitTimestampStart, readCommitInfo } from './commit-timestamps.js'
+import { readLastCheckpointHint } from './load-snapshot.js'
+import { listLogFrom } from './log-reader.js'
+import type { Snapshot } from './snapshot.js'
+
+/** The table property that turns automatic cleanup after checkpoints on and off. */
+export const ENABLE_EXPIRED_LOG_CLEANUP = 'delta.enableExpiredLogCleanup'
+
+/** How many log files are deleted at once. */
+const DELETE_CONCURRENCY = 16
+
+/** Options of {@link cleanUpExpiredLogs}. */
+export interface LogCleanupOptions {
+  /** Decide and report, delete nothing. */
+  readonly dryRun?: boolean | undefined
+  /** The clock (ms since the epoch); the cutoff is this minus `delta.logRetentionDuration`. */
+  readonly nowMs?: number | undefined
+  /** Stops the cleanup between two deletes; what was deleted stays deleted. */
+  readonly signal?: AbortSignal | undefined
+}
+
+/** A log file cleanup could not delete, or (without `key`) a cleanup that failed as a whole. */
+export interface LogCleanupFailure {
+  readonly key: string | undefined
+  readonly message: string
+  readonly cause: unknown
+}
+
+/** What an expired log cleanup did. */
+export interface LogCleanupResult {
+  readonly dryRun: boolean
+  /**
+   * Files last modified before this instant (ms since the epoch) were eligible; for a cleanup
+   * that failed before it knew the retention, the clock.
+   */
+  readonly cutoff: number
+  /**
+   * The checkpoint every version inside the window is rebuilt from: only files of older
+   * versions were eligible. `undefined` when no checkpoint is older than the cutoff.
+   */
+  readonly boundary: Version | undefined
+  /** Store keys deleted (in a dry run: that would be), ascending by version. */
+  readonly files: readonly string[]
+  /** Their total size in bytes. */
+  readonly bytes: number
+  /** Deletes that failed; the files stay, and the next cleanup tries them again. */
+  readonly failures: readonly LogCleanupFailure[]
+}
+
+/**
+ * Whether the table cleans up expired log files after each checkpoint
+ * (`delta.enableExpiredLogCleanup`, default true as in Delta).
+ *
+ * @param snapshot - the table state
+ * @returns the flag
+ * @throws {InvalidArgumentError} when the property is not a boolean
+ */
+export function expiredLogCleanupEnabled(snapshot: Snapshot): boolean {
+  return booleanProperty(snapshot.properties, ENABLE_EXPIRED_LOG_CLEANUP, true)
+}
+
+/**
+ * Deletes the `_delta_log/` files no version inside the retention window
+ * (`delta.logRetentionDuration`, default 30 days) needs: the files of versions below the newest
+ * checkpoint whose commit is older than the cutoff, when they are themselves older than it.
+ * The boundary is also never above the version `_last_checkpoint` names, so the hint keeps
+ * pointing at a checkpoint that exists. Time travel to any version inside the window keeps
+ * working; to an older one it fails with `VersionNotFoundError`. Files are deleted in ascending
+ * version order, so a cleanup stopped part way leaves every version from the boundary on.
+ *
+ * @param engine - the table's engine
+ * @param snapshot - the table state whose properties decide the retention; checkpoints above
+ *   its version are not considered
+ * @param options - dry run, clock, stop signal
+ * @returns what was (or would be) deleted, and the deletes that failed
+ * @throws {InvalidArgumentError} when `delta.logRetentionDuration` is not an interval
+ * @throws {StorageError} when the log cannot be listed or read
+ */
+export async function cleanUpExpiredLogs(
+  engine: Engine,
+  snapshot: Snapshot,
+  options: LogCleanupOptions = {},
+): Promise<LogCleanupResult> {
+  const { signal } = options
+  const dryRun = options.dryRun === true
+  const cutoff = (options.nowMs ?? Date.now()) - logRetentionMillis(snapshot.properties)
+  const listing = await listLogFrom(engine, undefined, signal)
+  const hint = await readLastCheckpointHint(engine, signal)
+  const boundary = await cleanupBoundary(engine, snapshot, listing, hint?.version, cutoff, signal)
+  const empty = { dryRun, cutoff, boundary, files: [], bytes: 0, failures: [] }
+  if (boundary === undefined) return Object.freeze(empty)
+  const expired = expiredLogFiles(listing, boundary, cutoff).files
+  let bytes = 0
+  for (const f of expired) bytes += f.size
+  if (dryRun) return Object.freeze({ ...empty, files: Object.freeze(expired.map((f) => f.key)), bytes })
+  const failures: LogCleanupFailure[] = []
+  const deleted = new Array<boolean>(expired.length).fill(false)
+  let next = 0
+  const stopped = (): boolean => signal?.aborted === true
+  // Every worker ends before the call returns or throws: no delete is left running after it.
+  const worker = async (): Promise<void> => {
+    while (next < expired.length && !stopped()) {
+      const i = next++
+      const f = expired[i] as FileMetaLike
+      try {
+        await engine.storage.delete(f.key, { signal })
+        deleted[i] = true
+      } catch (err) {
+        if (stopped()) return
+        failures.push({ key: f.key, message: err instanceof Error ? err.message : String(err), cause: err })
+      }
+    }
+  }
+  await Promise.all(Array.from({ length: Math.min(DELETE_CONCURRENCY, expired.length) }, worker))
+  signal?.throwIfAborted()
+  const files: string[] = []
+  bytes = 0
+  for (const [i, ok] of deleted.entries()) {
+    if (!ok) continue
+    const f = expired[i]
+    if (f === undefined) continue
+    files.push(f.key)
+    bytes += f.size
+  }
+  return Object.freeze({ ...empty, files: Object.freeze(files), bytes, failures: Object.freeze(failures) })
+}
+
+/**
+ * The newest complete checkpoint at or below both the snapshot's version and the hint's whose
+ * commit time (as time travel and history give it) is before `cutoff`. Commit times increase
+ * with the version, so a binary search reads only a few In-Commit Timestamps.
+ */
+async function cleanupBoundary(
+  engine: Engine,
+  snapshot: Snapshot,
+  listing: Parameters<typeof historyTimeline>[0],
+  hintVersion: Version | undefined,
+  cutoff: number,
+  signal: AbortSignal | undefined,
+): Promise<Version | undefined> {
+  const timeline = historyTimeline(listing, snapshot)
+  const commits = new Map<Version, SegmentCommit>()
+  for (const c of timeline.commits) commits.set(c.version, c)
+  const limit = hintVersion !== undefined && hintVersion < snapshot.version ? hintVersion : snapshot.version
+  // Only a checkpoint whose commit is still listed has a known commit time.
+  const candidates: SegmentCommit[] = []
+  for (const v of completeCheckpointVersions(listing)) {
+    const commit = commits.get(v)
+    if (v <= limit && commit !== undefined) candidates.push(commit)
+  }
+  const ictFrom = inCommitTimestampStart(snapshot.protocol, snapshot.metadata)?.version
+  const timeOf = async (c: SegmentCommit): Promise<number> => {
+    const info =
+      ictFrom !== undefined && c.version >= ictFrom ? await readCommitInfo(engine, c, signal) : undefined
+    return timeline.timestampOf(c, info)
+  }
+  let lo = -1
+  let hi = candidates.length - 1
+  // Candidates up to lo are before the cutoff, those after hi are not.
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1
+    if ((await timeOf(candidates[mid] as SegmentCommit)) < cutoff) lo = mid
+    else hi = mid - 1
+  }
+  return lo < 0 ? undefined : (candidates[lo] as SegmentCommit).version
+}
