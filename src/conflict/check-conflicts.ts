@@ -15,6 +15,7 @@
  */
 import { deletionVectorsReady } from '../dv/initialization.js'
 import { type ConcurrentModificationError, InternalError } from '../errors/index.js'
+import { highWaterMarkOf, rebaseRowIds } from '../protocol/row-tracking-ids.js'
 import { appendAll } from '../util/arrays.js'
 import { dvUnionPhase } from './case2-dv-union.js'
 import { forwardRemapPhase } from './case4a-forward-remap.js'
@@ -37,7 +38,7 @@ import {
   checkNoMetadataUpdates,
   checkProtocolCompatibility,
 } from './table-state-checks.js'
-import type { TransactionInfo } from './transaction-info.js'
+import { type TransactionInfo, withRowIdsRebased } from './transaction-info.js'
 import type { WinningCommitSummary } from './winning-commit.js'
 
 /** The checker's answer for one winner. */
@@ -70,9 +71,12 @@ export const ROW_LEVEL_PHASES: readonly RowLevelPhase[] = Object.freeze([
  * Checks a losing transaction against one winning commit, reconciling at row level where the
  * flags allow and it is proven safe.
  *
- * Order: protocol, metadata, domain metadata, application ids, the row-level phases, then the
+ * Order: protocol, metadata, domain metadata, application ids, the row-id re-base (a transaction
+ * that assigns row ids moves its fresh ids above the winner's mark and its commit version past
+ * the winner's, as Delta's `reassignOverlappingRowIds` does), the row-level phases, then the
  * added-files, removed-vs-read and removed-vs-removed checks. With every flag off and no fetched
- * facts this is Delta's file-level checker.
+ * facts this is Delta's file-level checker. The re-base runs before the phases: they may re-add a
+ * winner's output, whose ids are the winner's and must not be re-based (design beyond-rlc 2.3).
  *
  * @param txn - the losing transaction (as returned for the previous winner, if any)
  * @param winner - the winning commit
@@ -81,6 +85,9 @@ export const ROW_LEVEL_PHASES: readonly RowLevelPhase[] = Object.freeze([
  * @returns `ok` with the transaction to carry on with, or `conflict` with the error to throw
  * @throws {InternalError} when a reconciliation that reads deletion vectors is enabled before
  *   `initDeletionVectors()` resolved (it would otherwise refuse every time, silently)
+ * @throws {RowIdAssignmentWithoutStatsError} when a fresh `add` to re-base has no `numRecords`
+ * @throws {InvalidTableError} `malformed-action` when the winner's row-tracking domain is
+ *   malformed, or the re-based ids would pass 2^63-1
  */
 export function checkConflicts(
   txn: TransactionInfo,
@@ -104,6 +111,7 @@ export function checkConflicts(
     if (outcome.kind === 'conflict') return outcome
     current = outcome.txn
   }
+  current = rebaseOverWinner(current, winner)
 
   const resolved = new Set<string>()
   const refusals = new Map<string, string>()
@@ -143,6 +151,21 @@ export function checkConflicts(
     reconciliations: Object.freeze(reconciliations),
     newDeletionVectors: Object.freeze(newDeletionVectors),
   }
+}
+
+/**
+ * Re-bases the fresh row ids of a transaction that assigns them over one winner: ids above the
+ * winner's mark, `defaultRowCommitVersion` past the winner's version (the version the next
+ * attempt takes), and the `delta.rowTracking` domain action recording the new mark.
+ */
+function rebaseOverWinner(txn: TransactionInfo, winner: WinningCommitSummary): TransactionInfo {
+  if (txn.rowTracking === undefined) return txn
+  const rebased = rebaseRowIds(txn.actions, {
+    readHighWaterMark: txn.rowTracking.readHighWaterMark,
+    winnerHighWaterMark: highWaterMarkOf(winner.domainMetadata),
+    winnerVersion: winner.version,
+  })
+  return withRowIdsRebased(txn, rebased.actions, rebased.readHighWaterMark)
 }
 
 /** Whether some enabled reconciliation reads deletion-vector bitmaps (Cases 2, 4a, 4b, 1b). */

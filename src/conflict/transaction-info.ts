@@ -66,6 +66,20 @@ export interface TransactionInfoInput {
   readonly metadata: Metadata
   /** The table protocol at read time. */
   readonly protocol: Protocol
+  /**
+   * Present when the table assigns row ids (the `rowTracking` feature, not suspended): the
+   * high-water mark of the read snapshot, which the transaction's fresh ids were assigned above.
+   */
+  readonly rowTracking?: RowTrackingRead | undefined
+}
+
+/** What a transaction that assigns row ids read of the row-id high-water mark. */
+export interface RowTrackingRead {
+  /**
+   * The mark the transaction's fresh ids are above: the read snapshot's, then each winner's once
+   * the ids were re-based over it; `undefined` while no id was ever assigned.
+   */
+  readonly readHighWaterMark: bigint | undefined
 }
 
 /**
@@ -97,6 +111,8 @@ export interface TransactionInfo {
   readonly isAppendOnly: boolean
   /** The actions carry a `metaData`. */
   readonly metadataChanged: boolean
+  /** Present when the table assigns row ids; see {@link TransactionInfoInput.rowTracking}. */
+  readonly rowTracking: RowTrackingRead | undefined
 }
 
 // === Construction ===
@@ -156,6 +172,7 @@ export function createTransactionInfo(input: TransactionInfoInput): TransactionI
     metadata: input.metadata,
     protocol: input.protocol,
     isBlindAppend: computeBlindAppend(actions, readPredicates, readFiles, readWholeTable),
+    rowTracking: input.rowTracking === undefined ? undefined : Object.freeze({ ...input.rowTracking }),
   })
 }
 
@@ -182,6 +199,23 @@ export function withoutReadFiles(txn: TransactionInfo, paths: Iterable<string>):
   let changed = false
   for (const p of paths) changed = readFiles.delete(p) || changed
   return changed ? build({ ...txn, readFiles }) : txn
+}
+
+/**
+ * A copy whose row ids were re-based over a winner: other actions, and the read mark to re-base
+ * over the next winner.
+ *
+ * @param txn - the transaction (one that assigns row ids)
+ * @param actions - the re-based actions
+ * @param readHighWaterMark - the mark its fresh ids are now above
+ * @returns the updated copy
+ */
+export function withRowIdsRebased(
+  txn: TransactionInfo,
+  actions: readonly Action[],
+  readHighWaterMark: bigint | undefined,
+): TransactionInfo {
+  return build({ ...txn, actions: freezeActions(actions), rowTracking: Object.freeze({ readHighWaterMark }) })
 }
 
 /**
@@ -281,6 +315,7 @@ interface Fields {
   readonly metadata: Metadata
   readonly protocol: Protocol
   readonly isBlindAppend: boolean
+  readonly rowTracking: RowTrackingRead | undefined
 }
 
 function build(f: Fields): TransactionInfo {
@@ -303,6 +338,7 @@ function build(f: Fields): TransactionInfo {
     metadata: f.metadata,
     protocol: f.protocol,
     isBlindAppend: f.isBlindAppend,
+    rowTracking: f.rowTracking,
     isAppendOnly,
     metadataChanged,
   })
