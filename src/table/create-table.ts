@@ -3,12 +3,19 @@ import type { Engine } from '../engine/engine.js'
 import {
   FileAlreadyExistsError,
   InvalidArgumentError,
+  InvalidTableError,
   TableAlreadyExistsError,
   UnsupportedError,
 } from '../errors/index.js'
 import { serializeCommit } from '../protocol/action-json.js'
-import type { Action, Metadata } from '../protocol/actions.js'
+import type { Action, Metadata, Protocol } from '../protocol/actions.js'
 import { commitKey } from '../protocol/log-files.js'
+import {
+  checkMaterializedColumnNames,
+  ROW_TRACKING_FEATURE,
+  RowTrackingProperty,
+  rowTrackingState,
+} from '../protocol/row-tracking.js'
 import {
   fieldByName,
   parseDdlSchema,
@@ -16,7 +23,12 @@ import {
   serializeSchema,
   toStructType,
 } from '../protocol/schema.js'
-import { checkWriteSupported, isFeatureActive, protocolForProperties } from '../protocol/table-features.js'
+import {
+  checkWriteSupported,
+  isFeatureActive,
+  isFeatureSupported,
+  protocolForProperties,
+} from '../protocol/table-features.js'
 import {
   columnMappingModeProperty,
   parseTableProperties,
@@ -112,6 +124,7 @@ export async function createTable(
     )
   }
   const protocol = protocolForProperties(properties, schema)
+  if (isFeatureSupported(protocol, ROW_TRACKING_FEATURE)) withMaterializedColumnNames(properties)
   const metadata: Metadata = {
     id: randomUUID(),
     ...(options.name === undefined ? {} : { name: options.name }),
@@ -122,7 +135,10 @@ export async function createTable(
     configuration: properties,
     createdTime: BigInt(Date.now()),
   }
-  checkWriteSupported(protocol, metadata, { extraWriterFeatures: [IN_COMMIT_TIMESTAMP_FEATURE] })
+  checkRowTrackingAtCreation(protocol, metadata, schema)
+  checkWriteSupported(protocol, metadata, {
+    extraWriterFeatures: [IN_COMMIT_TIMESTAMP_FEATURE, ROW_TRACKING_FEATURE],
+  })
   // Enabled at creation, In-Commit Timestamps cover every version: no enablement properties.
   const now = BigInt(Date.now())
   const ict = isFeatureActive(protocol, metadata, IN_COMMIT_TIMESTAMP_FEATURE) ? now : undefined
@@ -170,6 +186,41 @@ function withDefaultProperties(given: Readonly<Record<string, string>>): Record<
     properties[TableProperty.enableDeletionVectors] = 'true'
   }
   return properties
+}
+
+/**
+ * Names the hidden columns that will hold materialized row ids and row commit versions, as Delta
+ * does once per table that supports row tracking (`_row-id-col-<uuid>`,
+ * `_row-commit-version-col-<uuid>`): names no data column can take. Names the caller gave are kept.
+ */
+function withMaterializedColumnNames(properties: Record<string, string>): void {
+  const { materializedRowIdColumnName: rowId, materializedRowCommitVersionColumnName: version } =
+    RowTrackingProperty
+  properties[rowId] ??= `_row-id-col-${randomUUID()}`
+  properties[version] ??= `_row-commit-version-col-${randomUUID()}`
+}
+
+/**
+ * Row-tracking properties a new table cannot have: enabled and suspended at once, or a
+ * materialized column named like a data column.
+ *
+ * @throws {InvalidArgumentError} naming the property
+ */
+function checkRowTrackingAtCreation(protocol: Protocol, metadata: Metadata, schema: StructType): void {
+  try {
+    const state = rowTrackingState(protocol, metadata)
+    checkMaterializedColumnNames(
+      state,
+      schema.fields.map((f) => ({ name: f.name, physicalName: f.name })),
+    )
+  } catch (err) {
+    if (!(err instanceof InvalidTableError)) throw err
+    throw new InvalidArgumentError(`Invalid row-tracking properties: ${err.message}`, {
+      argument: RowTrackingProperty.enable,
+      hint: `Leave ${RowTrackingProperty.suspended} unset and name the materialized columns apart from every data column (or leave them unset: they are generated).`,
+      cause: err,
+    })
+  }
 }
 
 function refuseOrIgnore(location: string, options: CreateOptions): false {
