@@ -83,13 +83,27 @@ export class UnsupportedTableFeatureError extends DeltaError {
   readonly code = 'DELTA_UNSUPPORTED_TABLE_FEATURE'
   readonly side: 'reader' | 'writer'
   readonly features: readonly string[]
-  constructor(side: 'reader' | 'writer', features: readonly string[]) {
-    super(`Unsupported Delta ${side} table feature(s): ${features.join(', ')}`, {
-      hint:
-        side === 'reader'
-          ? 'This table cannot be read safely by delta-rlc.'
-          : 'This table can be read, but delta-rlc refuses to write to it.',
-    })
+  /**
+   * @param side - whose feature it is
+   * @param features - the features that block
+   * @param detail - why, when only part of the feature is missing (e.g. one operation), and what
+   *   to do instead
+   */
+  constructor(
+    side: 'reader' | 'writer',
+    features: readonly string[],
+    detail?: { readonly reason: string; readonly hint: string },
+  ) {
+    super(
+      `Unsupported Delta ${side} table feature(s): ${features.join(', ')}${detail === undefined ? '' : `: ${detail.reason}`}`,
+      {
+        hint:
+          detail?.hint ??
+          (side === 'reader'
+            ? 'This table cannot be read safely by delta-rlc.'
+            : 'This table can be read, but delta-rlc refuses to write to it.'),
+      },
+    )
     this.side = side
     this.features = Object.freeze([...features])
   }

@@ -1,7 +1,9 @@
 import type { Expression } from '../expressions/ast.js'
 import { parseWhere } from '../expressions/parse-where.js'
 import { toSql } from '../expressions/to-sql.js'
+import { canWriteDeletionVectors } from '../protocol/table-features.js'
 import { pruneFiles } from '../scan/prune-files.js'
+import { checkRowCopyingSupported } from '../txn/row-copying.js'
 import type { OperationContext, PreparedOperation } from '../txn/staged-operation.js'
 import { matchRows, removeRows } from './dml-support.js'
 
@@ -27,6 +29,10 @@ export async function buildDelete(
   const predicate = parseWhere(where)
   const { files: candidates } = pruneFiles(snap, snap.activeFiles(), predicate)
   const { data } = ctx.recordRead(candidates, predicate)
+  // A data predicate may leave rows of a file: without deletion vectors they are copied.
+  if (data !== undefined && !canWriteDeletionVectors(snap.protocol, snap.metadata)) {
+    checkRowCopyingSupported(snap, 'DELETE')
+  }
   const removal =
     data === undefined
       ? await removeRows(ctx, [], candidates)

@@ -7,6 +7,7 @@ import { toSql } from '../expressions/to-sql.js'
 import { columnSpecs } from '../scan/column-specs.js'
 import { dataFileRefs } from '../scan/data-file-refs.js'
 import { pruneFiles } from '../scan/prune-files.js'
+import { checkRowCopyingSupported } from '../txn/row-copying.js'
 import type { OperationContext, PreparedOperation } from '../txn/staged-operation.js'
 import { checkNotAppendOnly, replaceRows, type TouchedFile } from './dml-support.js'
 import { type MergeOptions, type MergePlan, planMerge } from './merge-clauses.js'
@@ -55,6 +56,7 @@ export async function buildMerge(
     }
   })
   const snap = ctx.snapshot
+  checkRowCopyingSupported(snap, 'MERGE')
   const plan = planMerge(snap, sourceRows, options)
   if (plan.changesTargetRows) checkNotAppendOnly(snap, 'MERGE')
   const executor = ctx.engine.merge

@@ -18,6 +18,7 @@ import { pruneFiles } from '../scan/prune-files.js'
 import type { Row } from '../scan/table-scan.js'
 import type { Snapshot } from '../snapshot/snapshot.js'
 import type { CommitResult } from '../txn/commit-result.js'
+import { checkRowCopyingSupported } from '../txn/row-copying.js'
 import type { OperationContext, PreparedOperation, StagedOperation } from '../txn/staged-operation.js'
 import type { TransactionCore } from '../txn/transaction.js'
 import { appendAll } from '../util/arrays.js'
@@ -94,6 +95,7 @@ export async function buildOptimize(
     throw new InvalidArgumentError('optimize expects an options object', { argument: 'options' })
   }
   const snap = ctx.snapshot
+  checkRowCopyingSupported(snap, 'OPTIMIZE')
   const targetFileSize =
     positiveSize(options.targetFileSize, 'targetFileSize') ?? DEFAULT_OPTIMIZE_TARGET_FILE_SIZE
   const minFileSize = positiveSize(options.minFileSize, 'minFileSize') ?? targetFileSize

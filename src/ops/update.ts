@@ -4,6 +4,7 @@ import type { Expression } from '../expressions/ast.js'
 import { parseWhere } from '../expressions/parse-where.js'
 import { toSql } from '../expressions/to-sql.js'
 import { pruneFiles } from '../scan/prune-files.js'
+import { checkRowCopyingSupported } from '../txn/row-copying.js'
 import type { OperationContext, PreparedOperation } from '../txn/staged-operation.js'
 import { checkNotAppendOnly, matchRows, parseAssignments, replaceRows } from './dml-support.js'
 import { writeTargetOf } from './write-support.js'
@@ -42,6 +43,7 @@ export async function buildUpdate(ctx: OperationContext, options: UpdateOptions)
     throw new InvalidArgumentError('update expects { where?, set }', { argument: 'options' })
   }
   const snap = ctx.snapshot
+  checkRowCopyingSupported(snap, 'UPDATE')
   checkNotAppendOnly(snap, 'UPDATE')
   const set = parseAssignments(snap, options.set)
   const predicate = parseWhere(options.where)

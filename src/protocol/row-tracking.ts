@@ -11,7 +11,11 @@
  * silently merge neighbouring ids there). The write-side rules that use this state are in
  * `row-tracking-ids.ts`.
  */
-import { InvalidTableError, RowTrackingNotEnabledError } from '../errors/index.js'
+import {
+  InvalidTableError,
+  RowTrackingNotEnabledError,
+  UnsupportedTableFeatureError,
+} from '../errors/index.js'
 import { createDomainMetadata, type DomainMetadata, type Metadata, type Protocol } from './actions.js'
 import { isJsonNumberText, parseJsonText } from './json-text.js'
 import { isRawObject } from './raw-fields.js'
@@ -157,6 +161,22 @@ export function checkMaterializedColumnNames(
       )
     }
   }
+}
+
+/**
+ * The refusal of an operation that would copy rows of a table with row tracking enabled to new
+ * files: it would have to write their stable ids and commit versions to the materialized columns
+ * (PROTOCOL.md "Row Tracking", preservation), and without that every copied row would silently
+ * take a new id.
+ *
+ * @param operation - the operation, e.g. `UPDATE`
+ * @returns the error to throw
+ */
+export function rowCopyingUnsupported(operation: string): UnsupportedTableFeatureError {
+  return new UnsupportedTableFeatureError('writer', [ROW_TRACKING_FEATURE], {
+    reason: `${operation} copies rows to new files, and preserving their row ids on rewrite (the materialized row-id and row-commit-version columns) is not implemented yet`,
+    hint: 'Appends and DELETE with deletion vectors (delta.enableDeletionVectors=true) keep every row in its file and are supported on this table; run the rewriting operation with an engine that preserves row ids.',
+  })
 }
 
 // === The high-water mark ===

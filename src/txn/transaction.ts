@@ -19,6 +19,8 @@ import type { Expression } from '../expressions/ast.js'
 import { splitPartitionPredicate } from '../expressions/evaluate-stats.js'
 import type { Action, AddFile, CommitInfo } from '../protocol/actions.js'
 import { decodeAddPath } from '../protocol/partition-values.js'
+import { ROW_TRACKING_FEATURE, rowIdHighWaterMark, rowTrackingState } from '../protocol/row-tracking.js'
+import { assignRowIds, copyRowTrackingFields } from '../protocol/row-tracking-ids.js'
 import { checkWriteSupported } from '../protocol/table-features.js'
 import { checkpointInterval } from '../protocol/table-properties.js'
 import { columnSpecs } from '../scan/column-specs.js'
@@ -31,6 +33,7 @@ import { type CommitUncertainty, runCommitLoop } from './commit-loop.js'
 import { type CommitRetryPolicy, DEFAULT_RETRY_POLICY } from './commit-options.js'
 import type { CommitResult } from './commit-result.js'
 import { IN_COMMIT_TIMESTAMP_FEATURE, planInCommitTimestamps } from './in-commit-timestamps.js'
+import { checkNoRowCopying, IN_PLACE_ONLY_FEATURES } from './row-copying.js'
 import type {
   OperationBuilder,
   OperationContext,
@@ -99,8 +102,11 @@ export class TransactionCore {
 
   /** @internal created by `DeltaTable.begin` */
   constructor(ctx: TransactionContext, options: BeginOptions = {}) {
+    // Row tracking and clustering are honored per operation: the commit assigns and copies row
+    // ids for every one, and work that copies rows to new files is refused where it would have
+    // to preserve their ids or cluster them (row-copying.ts).
     checkWriteSupported(ctx.snapshot.protocol, ctx.snapshot.metadata, {
-      extraWriterFeatures: [IN_COMMIT_TIMESTAMP_FEATURE],
+      extraWriterFeatures: [IN_COMMIT_TIMESTAMP_FEATURE, ROW_TRACKING_FEATURE, ...IN_PLACE_ONLY_FEATURES],
     })
     this.#ctx = ctx
     this.#isolation = options.isolationLevel
@@ -163,6 +169,7 @@ export class TransactionCore {
   ): void {
     this.checkOpen()
     const kept = actions.filter((a) => !('commitInfo' in a))
+    checkNoRowCopying(this.#ctx.snapshot, options.operation ?? 'MANUAL UPDATE', kept)
     this.#staged.push({
       operation: options.operation ?? 'MANUAL UPDATE',
       parameters: {},
@@ -227,6 +234,12 @@ export class TransactionCore {
       throw new UnsupportedError(
         'Stage a file-rewriting operation before any other operation of the transaction',
       )
+    }
+    try {
+      checkNoRowCopying(this.#ctx.snapshot, op.operation, op.actions)
+    } catch (err) {
+      await deleteQuietly(this.#ctx.engine, written)
+      throw err
     }
     for (const key of written) this.#written.add(key)
     const staged: StagedOperation<T> = { ...op, writtenKeys: Object.freeze([...written]) }
@@ -295,8 +308,9 @@ export class TransactionCore {
     const snap = this.#ctx.snapshot
     const txnId = randomUUID()
     const fileActions = this.#staged.flatMap((s) => s.actions)
-    const actions = [...fileActions, ...this.#txnActions]
-    checkCommitShape(actions)
+    checkCommitShape([...fileActions, ...this.#txnActions])
+    const rowIds = withRowTracking(snap, [...fileActions, ...this.#txnActions])
+    const actions = rowIds.actions
     const last = this.#staged.at(-1)
     const operation = last?.operation ?? (this.#txnActions.length > 0 ? 'SET TRANSACTION' : 'WRITE')
     const metrics = mergeMetrics(this.#staged.map((s) => s.metrics))
@@ -333,6 +347,7 @@ export class TransactionCore {
       actions,
       metadata: snap.metadata,
       protocol: snap.protocol,
+      rowTracking: rowIds.read,
     })
     const commitInfo: CommitInfo = {
       timestamp: BigInt(Date.now()),
@@ -461,6 +476,40 @@ export class TransactionCore {
       )
     }
   }
+}
+
+/**
+ * The row-tracking fields of a commit on a table that assigns row ids (PROTOCOL.md "Row
+ * Tracking"): removes and recommitted adds copy `baseRowId` and `defaultRowCommitVersion` from the
+ * read snapshot's `add` of the same path, new adds take fresh ids above the read mark and the
+ * version the first attempt takes (the conflict checker re-bases both when a winner takes that
+ * version), and the `delta.rowTracking` domain records the new mark. Other tables' commits are
+ * returned unchanged.
+ *
+ * @returns the actions, and the read mark for the conflict checker (absent when no ids are assigned)
+ * @throws {RowIdAssignmentWithoutStatsError} for a new `add` without a `numRecords` statistic
+ * @throws {InvalidTableError} when the table's row-tracking state or mark is malformed
+ */
+function withRowTracking(
+  snap: Snapshot,
+  actions: readonly Action[],
+): { actions: readonly Action[]; read: { readHighWaterMark: bigint | undefined } | undefined } {
+  const state = rowTrackingState(snap.protocol, snap.metadata)
+  if (!state.assignsIds) return { actions, read: undefined }
+  const readHighWaterMark = rowIdHighWaterMark(snap.state.domainMetadata)
+  const paths = new Set<string>()
+  for (const a of actions) {
+    if ('add' in a) paths.add(a.add.path)
+    else if ('remove' in a) paths.add(a.remove.path)
+  }
+  const lastAdds = new Map<string, AddFile>()
+  for (const f of snap.state.activeFiles.values()) if (paths.has(f.path)) lastAdds.set(f.path, f)
+  const assigned = assignRowIds(copyRowTrackingFields(actions, lastAdds), {
+    state,
+    highWaterMark: readHighWaterMark,
+    commitVersion: snap.version + 1n,
+  })
+  return { actions: assigned.actions, read: { readHighWaterMark } }
 }
 
 /**

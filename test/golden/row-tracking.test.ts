@@ -66,9 +66,12 @@ describe('row-tracking fixture (Databricks, liquid clustering)', { skip: SKIP },
       for (const r of rows) assert.deepEqual(Object.keys(r), ['id'])
     }))
 
-  it('writing stays refused while the rowTracking feature is not implemented for writes', () =>
+  it('appends give the new row the next id and the append version; UPDATE stays refused', () =>
     withFixture(async (t) => {
-      await assert.rejects(t.append([{ id: 10n }]), { code: 'DELTA_UNSUPPORTED_TABLE_FEATURE' })
-      assert.equal((await t.scan().toArray()).length, 10)
+      const { version } = await t.append([{ id: 10n }])
+      const row = (await t.scan({ withRowTracking: true, where: 'id = 10' }).toArray())[0]
+      assert.deepEqual([row?._row_id, row?._row_commit_version], [10n, version])
+      await assert.rejects(t.update({ set: { id: '0' } }), { code: 'DELTA_UNSUPPORTED_TABLE_FEATURE' })
+      assert.equal((await t.scan().toArray()).length, 11)
     }))
 })

@@ -1,0 +1,64 @@
+/**
+ * Which operations may write to tables whose features bind rewrites: with row tracking enabled a
+ * copied row must keep its stable id (the materialized columns, not written yet), and a clustered
+ * table's rewritten files must be clustered (not implemented). Appends and DELETEs with deletion
+ * vectors leave every existing row in its file, so they write to such tables; every operation
+ * that copies rows is refused before it writes anything ({@link checkRowCopyingSupported}, called
+ * by each such operation), and the transaction refuses any staged work that copies rows anyway
+ * ({@link checkNoRowCopying}), so a new operation cannot forget the rule.
+ */
+
+import { UnsupportedTableFeatureError } from '../errors/index.js'
+import { type Action, isAdd, isRemove } from '../protocol/actions.js'
+import { rowCopyingUnsupported, rowTrackingState } from '../protocol/row-tracking.js'
+import { isFeatureSupported } from '../protocol/table-features.js'
+import type { Snapshot } from '../snapshot/snapshot.js'
+
+/**
+ * Writer features that an operation which leaves every existing row in its file honors by doing
+ * nothing special (appends write new, unclustered files; a DELETE with deletion vectors re-adds
+ * files in place), and which one that copies rows to new files cannot honor yet. `liquid` is
+ * Databricks' early name of `clustering`.
+ */
+export const IN_PLACE_ONLY_FEATURES: readonly string[] = Object.freeze(['clustering', 'liquid'])
+
+/**
+ * Refuses an operation that copies rows to new files (UPDATE, MERGE, a copy-on-write DELETE,
+ * OPTIMIZE) on a table it cannot write that way, before it writes anything:
+ *
+ * - row tracking enabled: the copies would have to preserve each row's stable id and commit
+ *   version in the materialized columns, which is not implemented, and without it every copied
+ *   row would silently take a new id (a table that only supports row tracking makes no such
+ *   promise: its copies take fresh ids, as the protocol allows);
+ * - clustering (or its early name `liquid`): a rewrite would have to cluster its output.
+ *
+ * @param snap - the read snapshot
+ * @param operation - the operation's name, for the message
+ * @throws {UnsupportedTableFeatureError} `DELTA_UNSUPPORTED_TABLE_FEATURE` naming the feature
+ */
+export function checkRowCopyingSupported(snap: Snapshot, operation: string): void {
+  if (rowTrackingState(snap.protocol, snap.metadata).enabled) throw rowCopyingUnsupported(operation)
+  const clustered = IN_PLACE_ONLY_FEATURES.filter((f) => isFeatureSupported(snap.protocol, f))
+  if (clustered.length > 0) {
+    throw new UnsupportedTableFeatureError('writer', clustered, {
+      reason: `${operation} rewrites rows of a clustered table, and clustering rewritten files is not implemented`,
+      hint: 'Appends and DELETE with deletion vectors are supported on clustered tables.',
+    })
+  }
+}
+
+/**
+ * The backstop of {@link checkRowCopyingSupported} over staged actions: work that removes files
+ * and adds files of other paths moved rows into new files.
+ *
+ * @param snap - the read snapshot
+ * @param operation - the staged operation's name
+ * @param actions - its actions
+ * @throws {UnsupportedTableFeatureError} as {@link checkRowCopyingSupported} does
+ */
+export function checkNoRowCopying(snap: Snapshot, operation: string, actions: readonly Action[]): void {
+  const removed = new Set<string>()
+  for (const a of actions) if (isRemove(a)) removed.add(a.remove.path)
+  if (removed.size === 0) return
+  if (actions.some((a) => isAdd(a) && !removed.has(a.add.path))) checkRowCopyingSupported(snap, operation)
+}

@@ -1,0 +1,306 @@
+/**
+ * Writing to row-tracking tables: a table created with `delta.enableRowTracking=true` gets the
+ * features and materialized column names; every commit gives its new files fresh row ids above
+ * the table's high-water mark and its own version as their commit version, concurrent writers
+ * included (the loser re-bases); removes and re-added files keep theirs. Operations that would copy
+ * rows to new files are refused, since they cannot preserve the copied rows' ids yet. The
+ * Databricks-written fixture of `../shared/fixtures/row-tracking/` is appended to and deleted from
+ * (on a copy).
+ */
+import assert from 'node:assert/strict'
+import { existsSync } from 'node:fs'
+import { cp, mkdtemp, readdir, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { dirname, join, resolve } from 'node:path'
+import { after, describe, it } from 'node:test'
+import { fileURLToPath } from 'node:url'
+import { isDeltaError } from '../../src/errors/index.js'
+import type { Action } from '../../src/protocol/actions.js'
+import { parseStats } from '../../src/protocol/stats.js'
+import { readCommit } from '../../src/snapshot/log-reader.js'
+import { DeltaTable } from '../../src/table/delta-table.js'
+
+const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../..')
+const FIXTURE = resolve(repoRoot, '../shared/fixtures/row-tracking/table_with_liquid_clustering')
+const FIXTURE_SKIP = existsSync(join(FIXTURE, '_delta_log'))
+  ? false
+  : `row-tracking fixture not found at ${FIXTURE}`
+
+const roots: string[] = []
+after(() => Promise.all(roots.map((r) => rm(r, { recursive: true, force: true }))))
+
+async function tempDir(): Promise<string> {
+  const root = await mkdtemp(join(tmpdir(), 'delta-rlc-row-tracking-write-'))
+  roots.push(root)
+  return root
+}
+
+async function createTracked(properties: Record<string, string> = {}): Promise<DeltaTable> {
+  return DeltaTable.create(join(await tempDir(), 't'), {
+    schema: 'id long not null, v string',
+    properties: { 'delta.enableRowTracking': 'true', ...properties },
+  })
+}
+
+async function fixtureCopy(): Promise<DeltaTable> {
+  const dir = join(await tempDir(), 'table')
+  await cp(FIXTURE, dir, { recursive: true })
+  return DeltaTable.open(dir)
+}
+
+/** Rows as `id -> [_row_id, _row_commit_version]`. */
+async function idsOf(table: DeltaTable): Promise<Map<bigint, [bigint, bigint]>> {
+  const rows = await table.scan({ withRowTracking: true }).toArray()
+  return new Map(rows.map((r) => [r.id as bigint, [r._row_id as bigint, r._row_commit_version as bigint]]))
+}
+
+/** The `delta.rowTracking` mark of the table's latest snapshot. */
+async function markOf(table: DeltaTable): Promise<bigint | undefined> {
+  const dm = (await table.snapshot()).state.domainMetadata.get('delta.rowTracking')
+  if (dm === undefined) return undefined
+  return BigInt(JSON.parse(dm.configuration).rowIdHighWaterMark)
+}
+
+/**
+ * Checks the protocol's id invariants over the live files: every file has ids, the id ranges
+ * `[baseRowId, baseRowId + numRecords)` are disjoint, and the mark covers the highest.
+ */
+async function checkIdRanges(table: DeltaTable): Promise<bigint> {
+  const snap = await table.snapshot()
+  const ranges = snap.activeFiles().map((f) => {
+    assert.notEqual(f.baseRowId, undefined, `${f.path} has a baseRowId`)
+    assert.notEqual(f.defaultRowCommitVersion, undefined, `${f.path} has a defaultRowCommitVersion`)
+    const n = parseStats(f.stats)?.numRecords
+    assert.notEqual(n, undefined)
+    return [f.baseRowId as bigint, (f.baseRowId as bigint) + (n as bigint) - 1n] as const
+  })
+  ranges.sort((a, b) => (a[0] < b[0] ? -1 : 1))
+  for (let i = 1; i < ranges.length; i++) {
+    assert.ok((ranges[i] as readonly [bigint, bigint])[0] > (ranges[i - 1] as readonly [bigint, bigint])[1])
+  }
+  let max = -1n
+  for (const [, last] of ranges) if (last > max) max = last
+  assert.equal(await markOf(table), max)
+  return max
+}
+
+describe('row tracking on write', () => {
+  it('create with delta.enableRowTracking writes protocol 3/7 with rowTracking, domainMetadata and the materialized column names', async () => {
+    const table = await createTracked()
+    try {
+      const snap = await table.snapshot()
+      assert.equal(snap.protocol.minReaderVersion, 3)
+      assert.equal(snap.protocol.minWriterVersion, 7)
+      for (const f of ['rowTracking', 'domainMetadata'])
+        assert.ok(snap.protocol.writerFeatures?.includes(f), f)
+      const config = snap.properties
+      assert.match(
+        config['delta.rowTracking.materializedRowIdColumnName'] ?? '',
+        /^_row-id-col-[0-9a-f-]{36}$/,
+      )
+      assert.match(
+        config['delta.rowTracking.materializedRowCommitVersionColumnName'] ?? '',
+        /^_row-commit-version-col-[0-9a-f-]{36}$/,
+      )
+      assert.equal(await markOf(table), undefined)
+    } finally {
+      await table.close()
+    }
+  })
+
+  it('create refuses a materialized column named like a data column, and tracking both enabled and suspended', async () => {
+    const root = await tempDir()
+    await assert.rejects(
+      DeltaTable.create(join(root, 'a'), {
+        schema: 'id long',
+        properties: {
+          'delta.enableRowTracking': 'true',
+          'delta.rowTracking.materializedRowIdColumnName': 'ID',
+        },
+      }),
+      (e) => isDeltaError(e, 'DELTA_INVALID_ARGUMENT') && /data column 'id'/.test(e.message),
+    )
+    await assert.rejects(
+      DeltaTable.create(join(root, 'b'), {
+        schema: 'id long',
+        properties: { 'delta.enableRowTracking': 'true', 'delta.rowTrackingSuspended': 'true' },
+      }),
+      (e) => isDeltaError(e, 'DELTA_INVALID_ARGUMENT'),
+    )
+    assert.deepEqual(await readdir(root), [])
+  })
+
+  it('appends take ids above the mark and their own version; a DV delete keeps the ids of the other rows', async () => {
+    const table = await createTracked()
+    try {
+      const v1 = await table.append([0, 1, 2].map((i) => ({ id: BigInt(i), v: 'a' })))
+      const v2 = await table.append([3, 4].map((i) => ({ id: BigInt(i), v: 'b' })))
+      assert.deepEqual(
+        [...(await idsOf(table)).entries()].sort((a, b) => Number(a[0] - b[0])),
+        [
+          [0n, [0n, v1.version]],
+          [1n, [1n, v1.version]],
+          [2n, [2n, v1.version]],
+          [3n, [3n, v2.version]],
+          [4n, [4n, v2.version]],
+        ],
+      )
+      assert.equal(await markOf(table), 4n)
+      await table.delete('id = 1')
+      const after = await idsOf(table)
+      assert.deepEqual([...after.keys()].sort(), [0n, 2n, 3n, 4n])
+      assert.deepEqual(after.get(2n), [2n, v1.version])
+      assert.deepEqual(after.get(0n), [0n, v1.version])
+      const snap = await table.snapshot()
+      const dvFile = snap.activeFiles().find((f) => f.deletionVector !== undefined)
+      assert.equal(dvFile?.baseRowId, 0n)
+      assert.equal(dvFile?.defaultRowCommitVersion, v1.version)
+      const removes = (await readCommitActions(table, snap.version)).flatMap((a) =>
+        'remove' in a ? [a.remove] : [],
+      )
+      assert.equal(removes.length, 1)
+      assert.equal(removes[0]?.baseRowId, 0n)
+      assert.equal(removes[0]?.defaultRowCommitVersion, v1.version)
+      assert.equal(await checkIdRanges(table), 4n)
+    } finally {
+      await table.close()
+    }
+  })
+
+  it('two writers appending concurrently end with unique ids, contiguous per file, and a mark equal to the highest id', async () => {
+    const table = await createTracked()
+    const other = await DeltaTable.open(table.location)
+    try {
+      await table.append([{ id: -1n, v: 'seed' }])
+      // Both read the same version; the second to commit loses the race and re-bases.
+      const a = await table.begin()
+      const b = await other.begin()
+      await a.append([10n, 11n, 12n].map((id) => ({ id, v: 'a' })))
+      await b.append([20n, 21n].map((id) => ({ id, v: 'b' })))
+      const ca = await a.commit()
+      const cb = await b.commit()
+      assert.equal(cb.attempts, 2)
+      assert.equal(cb.version, ca.version + 1n)
+      // Then several writers at once, each appending a few times.
+      const writers = [table, other]
+      await Promise.all(
+        writers.map(async (w, k) => {
+          for (let i = 0; i < 3; i++) {
+            await w.append(
+              Array.from({ length: 1 + i }, (_, j) => ({ id: BigInt(100 * (k + 1) + 10 * i + j), v: 'c' })),
+            )
+          }
+        }),
+      )
+      const ids = await idsOf(table)
+      assert.equal(ids.size, 1 + 5 + 2 * (1 + 2 + 3))
+      const rowIds = [...ids.values()].map(([rowId]) => rowId)
+      assert.equal(new Set(rowIds).size, rowIds.length, 'row ids are unique')
+      assert.deepEqual(ids.get(10n), [1n, ca.version])
+      assert.deepEqual(ids.get(20n), [4n, cb.version])
+      assert.deepEqual(ids.get(21n), [5n, cb.version])
+      const max = await checkIdRanges(table)
+      assert.equal(max, BigInt(ids.size - 1), 'no gaps: ids 0..n-1')
+      // Every row's commit version is the version of the commit that added its file.
+      const history = await table.history()
+      const appendVersions = new Set(history.filter((h) => h.operation === 'WRITE').map((h) => h.version))
+      for (const [, [, version]] of ids) assert.ok(appendVersions.has(version))
+    } finally {
+      await other.close()
+      await table.close()
+    }
+  })
+
+  it('UPDATE, MERGE, OPTIMIZE and a copy-on-write DELETE are refused before they write anything', async () => {
+    const table = await createTracked({ 'delta.enableDeletionVectors': 'false' })
+    try {
+      await table.append([
+        { id: 1n, v: 'a' },
+        { id: 2n, v: 'b' },
+      ])
+      await table.append([{ id: 3n, v: 'c' }])
+      const before = await table.snapshot()
+      const filesBefore = (await readdir(table.location)).sort()
+      const refusals: [string, () => Promise<unknown>][] = [
+        ['UPDATE', () => table.update({ set: { v: "'z'" }, where: 'id = 1' })],
+        [
+          'MERGE',
+          () =>
+            table.merge([{ id: 1n, v: 'm' }], {
+              on: 'target.id = source.id',
+              whenMatched: [{ update: '*' }],
+            }),
+        ],
+        ['OPTIMIZE', () => table.optimize()],
+        ['DELETE', () => table.delete('id = 1')],
+      ]
+      for (const [operation, run] of refusals) {
+        await assert.rejects(
+          run(),
+          (e) =>
+            isDeltaError(e, 'DELTA_UNSUPPORTED_TABLE_FEATURE') &&
+            e.message.includes(operation) &&
+            /preserving their row ids on rewrite .* is not implemented/.test(e.message),
+          operation,
+        )
+      }
+      assert.equal((await table.snapshot()).version, before.version)
+      assert.deepEqual((await readdir(table.location)).sort(), filesBefore)
+      // A DELETE of whole files copies nothing and goes through.
+      await table.delete()
+      assert.equal((await table.scan().toArray()).length, 0)
+    } finally {
+      await table.close()
+    }
+  })
+})
+
+describe('row tracking on write: the Databricks fixture', { skip: FIXTURE_SKIP }, () => {
+  it('appends get ids 10.. and the append version; old rows keep theirs; a DV delete keeps the others', async () => {
+    const table = await fixtureCopy()
+    try {
+      const appended = await table.append([{ id: 10n }, { id: 11n }, { id: 12n }])
+      assert.equal(appended.version, 1n)
+      const ids = await idsOf(table)
+      for (let i = 0n; i < 10n; i++) assert.deepEqual(ids.get(i), [i, 0n])
+      for (const id of [10n, 11n, 12n]) assert.deepEqual(ids.get(id), [id, 1n])
+      assert.equal(await markOf(table), 12n)
+      // The appended rows share one file: deleting the middle one marks it in a DV.
+      await table.delete('id = 11')
+      const after = await idsOf(table)
+      assert.equal(after.has(11n), false)
+      assert.deepEqual(after.get(10n), [10n, 1n])
+      assert.deepEqual(after.get(12n), [12n, 1n])
+      for (let i = 0n; i < 10n; i++) assert.deepEqual(after.get(i), [i, 0n])
+      assert.equal(await checkIdRanges(table), 12n)
+    } finally {
+      await table.close()
+    }
+  })
+
+  it('UPDATE is refused with the preservation message and nothing is committed', async () => {
+    const table = await fixtureCopy()
+    try {
+      const filesBefore = (await readdir(table.location)).sort()
+      await assert.rejects(
+        table.update({ set: { id: 'id + 100' }, where: 'id = 3' }),
+        (e) =>
+          isDeltaError(e, 'DELTA_UNSUPPORTED_TABLE_FEATURE') &&
+          /UPDATE copies rows to new files, and preserving their row ids on rewrite/.test(e.message),
+      )
+      assert.equal((await table.snapshot()).version, 0n)
+      assert.deepEqual((await readdir(table.location)).sort(), filesBefore)
+      const ids = await idsOf(table)
+      assert.deepEqual(ids.get(3n), [3n, 0n])
+    } finally {
+      await table.close()
+    }
+  })
+})
+
+/** The actions of one commit file, as the log holds them. */
+async function readCommitActions(table: DeltaTable, version: bigint): Promise<readonly Action[]> {
+  const actions = await readCommit(table.engine, version)
+  assert.ok(actions, `commit ${version} exists`)
+  return actions
+}
