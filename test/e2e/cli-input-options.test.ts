@@ -2,46 +2,16 @@
  * How `append`, `create --from` and `merge` take their input: standard input as `-`, a choice of
  * input columns, zone-less CSV times, and the messages for an empty input or a table path that
  * is a file; and `history --json`, which keeps what the terminal view shortens. Commands run
- * in-process through `runCli` on real tables in a temp directory.
+ * in-process through `runCli` (`runCliInProcess`) on real tables in a temp directory.
  */
 import assert from 'node:assert/strict'
 import { existsSync } from 'node:fs'
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { Readable, Writable } from 'node:stream'
 import { after, before, describe, it } from 'node:test'
-import { runCli } from '../../src/cli/run-cli.js'
 import { DeltaTable } from '../../src/index.js'
-
-function sink(): Writable & { text: string } {
-  const w = new Writable({
-    write(chunk, _enc, cb) {
-      w.text += String(chunk)
-      cb()
-    },
-  }) as Writable & { text: string }
-  w.text = ''
-  return w
-}
-
-interface Run {
-  readonly code: number
-  readonly stdout: string
-  readonly stderr: string
-}
-
-async function cli(args: readonly string[], stdin?: string): Promise<Run> {
-  const stdout = sink()
-  const stderr = sink()
-  const code = await runCli(args, {
-    stdout,
-    stderr,
-    env: { NO_COLOR: '1' },
-    ...(stdin === undefined ? {} : { stdin: Readable.from([Buffer.from(stdin)]) }),
-  })
-  return { code, stdout: stdout.text, stderr: stderr.text }
-}
+import { runCliInProcess as cli } from '../helpers/cli-in-process.js'
 
 /** The rows of a table as `show --format json` prints them, one object per row, sorted by id. */
 async function rowsOf(table: string): Promise<Array<Record<string, unknown>>> {

@@ -2,37 +2,18 @@
  * Option values are checked before a command starts anything: a malformed one exits 1 (a usage
  * error) with nothing created, `--conflicts` takes the same words in `race` as in every command,
  * and a race refuses a directory that already holds its table, saying what to do instead.
- * Commands run in-process through `runCli` on real tables in a temp directory.
+ * Commands run in-process through `runCli` (`runCliInProcess`) on real tables in a temp directory.
  */
 import assert from 'node:assert/strict'
 import { existsSync } from 'node:fs'
 import { mkdtemp, readdir, rm, stat } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { Writable } from 'node:stream'
 import { after, before, describe, it } from 'node:test'
 import { durationOption } from '../../src/cli/command.js'
-import { runCli } from '../../src/cli/run-cli.js'
 import { DeltaTable, InvalidArgumentError } from '../../src/index.js'
 import { resolveRaceConfig } from '../../src/race/index.js'
-
-function sink(): Writable & { text: string } {
-  const w = new Writable({
-    write(chunk, _enc, cb) {
-      w.text += String(chunk)
-      cb()
-    },
-  }) as Writable & { text: string }
-  w.text = ''
-  return w
-}
-
-async function cli(args: readonly string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  const stdout = sink()
-  const stderr = sink()
-  const code = await runCli(args, { stdout, stderr, env: { NO_COLOR: '1' } })
-  return { code, stdout: stdout.text, stderr: stderr.text }
-}
+import { runCliInProcess as cli } from '../helpers/cli-in-process.js'
 
 let dir: string
 before(async () => {
