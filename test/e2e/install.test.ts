@@ -12,37 +12,20 @@
  * URL>` and npm writes the same tree.
  */
 import assert from 'node:assert/strict'
-import { spawn } from 'node:child_process'
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, it, type TestContext } from 'node:test'
-import { buildCli, REPO_ROOT } from '../helpers/cli-build.js'
+import { buildCli, type CliRun, REPO_ROOT, startProcess } from '../helpers/cli-build.js'
 
-interface Run {
-  readonly code: number | null
-  readonly stdout: string
-  readonly stderr: string
-}
+type Run = CliRun
 
+/** Runs a program in `dir` without colours or npm's update notice. */
 function run(command: string, args: readonly string[], cwd: string): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, {
-      cwd,
-      env: { ...process.env, NO_COLOR: '1', npm_config_update_notifier: 'false' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    })
-    let stdout = ''
-    let stderr = ''
-    child.stdout.on('data', (d) => {
-      stdout += d
-    })
-    child.stderr.on('data', (d) => {
-      stderr += d
-    })
-    child.on('error', reject)
-    child.on('close', (code) => resolve({ code, stdout, stderr }))
-  })
+  return startProcess(command, args, {
+    cwd,
+    env: { ...process.env, NO_COLOR: '1', npm_config_update_notifier: 'false' },
+  }).done
 }
 
 function ok(r: Run, what: string): Run {

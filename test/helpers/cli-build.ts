@@ -1,7 +1,7 @@
 /**
  * The built CLI for end-to-end tests: `dist/` is built at most once across test files (a lock
  * directory keeps two files from running tsc on the same output at once, and a build is skipped
- * when `dist/` is newer than every source file).
+ * when `dist/` is newer than every source file). `startCli` runs it, `startProcess` any program.
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process'
 import { existsSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs'
@@ -73,9 +73,29 @@ export interface CliRun {
  * @returns the child process, and `done`, which resolves when it has exited and closed its output
  */
 export function startCli(args: readonly string[]): { child: ChildProcess; done: Promise<CliRun> } {
-  const child = spawn(process.execPath, [CLI, ...args], {
+  return startProcess(process.execPath, [CLI, ...args], {
     cwd: REPO_ROOT,
     env: { ...process.env, NO_COLOR: '1' },
+  })
+}
+
+/**
+ * Starts a program with no input, collecting what it prints: the built CLI, or the tools an
+ * end-to-end test drives (npm, git, an installed package's bin).
+ *
+ * @param command - the program
+ * @param args - its arguments
+ * @param options - its working directory and whole environment
+ * @returns the child process, and `done`, which resolves when it has exited and closed its output
+ */
+export function startProcess(
+  command: string,
+  args: readonly string[],
+  options: { readonly cwd: string; readonly env: NodeJS.ProcessEnv },
+): { child: ChildProcess; done: Promise<CliRun> } {
+  const child = spawn(command, args, {
+    cwd: options.cwd,
+    env: options.env,
     stdio: ['ignore', 'pipe', 'pipe'],
   })
   let stdout = ''
