@@ -15,8 +15,9 @@
  * - `tmp/<pid>-<uuid>`: downloads in progress.
  *
  * The size bound is kept by evicting the least recently used entries (modification time, which
- * every hit refreshes) after each fill. Entries pinned by this process are never evicted; pins and
- * temp files of processes that died are swept on first use.
+ * every hit refreshes) in a pass after a fill: after the first, then whenever this process has
+ * filed a quarter of the room the last pass left, or that pass is 30 s old. Entries pinned by this
+ * process are never evicted; pins and temp files of processes that died are swept on first use.
  */
 import { createHash, randomUUID } from 'node:crypto'
 import { copyFile, link, mkdir, readdir, rename, rm, stat, unlink, utimes, writeFile } from 'node:fs/promises'
@@ -24,6 +25,7 @@ import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { InvalidArgumentError, isDeltaError, StorageError } from '../errors/index.js'
 import type { FileMeta, ObjectStore } from '../storage/object-store.js'
+import { mapLimit } from '../util/map-limit.js'
 import { dataPlaneError, dataPlaneFailureKind } from './duckdb-errors.js'
 import { processAlive } from './scratch-dir.js'
 import type { StagedFile } from './staging.js'
@@ -130,6 +132,12 @@ export function cacheEntryName(root: string, meta: FileMeta): string {
 
 const sharedStates = new Map<string, DirState>()
 
+/** Entries stat'ed at once by a pass. */
+const STAT_CONCURRENCY = 32
+
+/** How old the last eviction pass's view of the directory may get before a fill rescans it. */
+const RESCAN_MS = 30_000
+
 /** What every handle on one directory shares within this process. */
 class DirState {
   readonly dir: string
@@ -145,6 +153,25 @@ class DirState {
   #evictAgain = 0
   /** Set when the last pass could not get under its bound because entries were in use. */
   overBound = 0
+  /** Bytes in the directory at the end of the last pass (undefined before the first one). */
+  #scannedBytes: number | undefined
+  /** Bytes this process filed since the last pass. */
+  #filledSinceScan = 0
+  #scannedAt = 0
+
+  /**
+   * Records a fill and says whether an eviction pass is due. A pass lists and stats every entry,
+   * which on a cache of tens of thousands of entries costs more than the download it follows, so
+   * it runs only when this process alone has filed a quarter of the room the last pass left, or
+   * after {@link RESCAN_MS}, when others may have filled the rest: the bound holds within that
+   * margin across processes, and exactly within one.
+   */
+  filled(bytes: number, maxBytes: number): boolean {
+    this.#filledSinceScan += bytes
+    if (this.#scannedBytes === undefined) return true
+    const room = Math.max(0, maxBytes - this.#scannedBytes)
+    return this.#filledSinceScan > room / 4 || Date.now() - this.#scannedAt > RESCAN_MS
+  }
 
   constructor(dir: string) {
     this.dir = dir
@@ -214,7 +241,7 @@ class DirState {
       throw err
     }
     const out: { name: string; size: number; mtimeMs: number }[] = []
-    for (const name of names) {
+    await mapLimit(names, STAT_CONCURRENCY, async (name) => {
       try {
         const s = await stat(join(this.objects, name))
         out.push({ name, size: s.size, mtimeMs: s.mtimeMs })
@@ -222,13 +249,16 @@ class DirState {
         // Another process evicted it meanwhile.
         if (errno(err) !== 'ENOENT') throw err
       }
-    }
+    })
     return out
   }
 
   async #evictPass(maxBytes: number): Promise<void> {
     const entries = await this.entries()
     let total = entries.reduce((sum, e) => sum + e.size, 0)
+    this.#filledSinceScan = 0
+    this.#scannedAt = Date.now()
+    this.#scannedBytes = total
     if (total <= maxBytes) {
       this.overBound = 0
       return
@@ -241,6 +271,7 @@ class DirState {
       total -= e.size
     }
     this.overBound = total > maxBytes ? maxBytes : 0
+    this.#scannedBytes = total
   }
 
   async #checkOwner(): Promise<void> {
@@ -321,7 +352,7 @@ class StagingCacheImpl implements StagingCache {
         } finally {
           if (state.fills.get(name) === shared) state.fills.delete(name)
         }
-        if (this.maxBytes > 0) await state.evict(this.maxBytes)
+        if (this.maxBytes > 0 && state.filled(meta.size, this.maxBytes)) await state.evict(this.maxBytes)
       } else {
         // A hit makes the entry the most recently used one.
         const now = new Date()
