@@ -20,6 +20,7 @@ export * from './errors/index.js'
 export type { Expression } from './expressions/ast.js'
 export { parseExpression, parsePredicate } from './expressions/parse-predicate.js'
 export type { AppendOptions } from './ops/append.js'
+export type { FileCheck, FsckOptions, FsckResult, MissingFile } from './ops/fsck.js'
 export type {
   MergeAssignments,
   MergeDeleteAction,
@@ -53,6 +54,7 @@ export {
 export { toJSONRow } from './scan/json-row.js'
 export { type BatchesOptions, type Row, type ScanOptions, TableScan } from './scan/table-scan.js'
 export type { LoadSnapshotOptions } from './snapshot/load-snapshot.js'
+export type { LogCleanupFailure, LogCleanupResult } from './snapshot/log-cleanup.js'
 export { Snapshot } from './snapshot/snapshot.js'
 export type { CheckpointResult } from './snapshot/write-checkpoint.js'
 export {
@@ -75,6 +77,7 @@ export type { AppendFileOptions, FileFormat } from './table/append-file.js'
 export type { CreateOptions } from './table/create-table.js'
 export {
   type CheckpointOptions,
+  type CleanupMetadataOptions,
   DeltaTable,
   type HistoryEntry,
   type HistoryOptions,

@@ -10,10 +10,12 @@ import {
 } from './command.js'
 import { appendCommand } from './commands/append.js'
 import { checkpointCommand } from './commands/checkpoint.js'
+import { cleanupMetadataCommand } from './commands/cleanup-metadata.js'
 import { createCommand } from './commands/create.js'
 import { deleteCommand } from './commands/delete.js'
 import { demoCommand } from './commands/demo.js'
 import { describeCommand } from './commands/describe.js'
+import { fsckCommand } from './commands/fsck.js'
 import { historyCommand } from './commands/history.js'
 import { mergeCommand } from './commands/merge.js'
 import { optimizeCommand } from './commands/optimize.js'
@@ -34,10 +36,12 @@ export const COMMANDS: readonly Command[] = Object.freeze([
   mergeCommand,
   optimizeCommand,
   vacuumCommand,
+  fsckCommand,
   historyCommand,
   scanCommand,
   describeCommand,
   checkpointCommand,
+  cleanupMetadataCommand,
   sqlCommand,
   raceCommand,
   demoCommand,

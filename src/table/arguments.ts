@@ -28,6 +28,7 @@ import {
 import type { Expression } from '../expressions/ast.js'
 import { checkExpression } from '../expressions/check-expression.js'
 import type { AppendOptions } from '../ops/append.js'
+import type { FsckOptions } from '../ops/fsck.js'
 import type {
   MergeDeleteAction,
   MergeInsertAction,
@@ -44,7 +45,13 @@ import type { CommitRetryPolicy } from '../txn/commit-options.js'
 import type { BeginOptions } from '../txn/transaction.js'
 import type { AppendFileOptions } from './append-file.js'
 import type { CreateOptions } from './create-table.js'
-import type { CheckpointOptions, HistoryOptions, OpenOptions, StopOptions } from './delta-table.js'
+import type {
+  CheckpointOptions,
+  CleanupMetadataOptions,
+  HistoryOptions,
+  OpenOptions,
+  StopOptions,
+} from './delta-table.js'
 
 // === Option keys ===
 
@@ -122,6 +129,11 @@ const VACUUM_KEYS = {
   enforceRetentionDuration: true,
   signal: true,
 } as const satisfies Record<keyof VacuumOptions, true>
+const CLEANUP_METADATA_KEYS = { dryRun: true, signal: true } as const satisfies Record<
+  keyof CleanupMetadataOptions,
+  true
+>
+const FSCK_KEYS = { repair: true, signal: true } as const satisfies Record<keyof FsckOptions, true>
 const STAGE_ACTIONS_KEYS = { operation: true, changesData: true } as const
 const APPEND_FILE_KEYS = {
   format: true,
@@ -444,6 +456,30 @@ export function checkVacuumOptions(value: unknown): void {
   optNumber(o, 'retentionHours', 'options', { min: 0 })
   optBoolean(o, 'dryRun', 'options')
   optBoolean(o, 'enforceRetentionDuration', 'options')
+  optSignal(o, 'options')
+}
+
+/**
+ * Options of `cleanupMetadata`: `dryRun`, `signal`.
+ *
+ * @throws {InvalidArgumentError} naming the option
+ */
+export function checkCleanupMetadataOptions(value: unknown): void {
+  const o = optionsObject(value, 'options')
+  checkKnownKeys(o, 'options', CLEANUP_METADATA_KEYS, 'cleanupMetadata')
+  optBoolean(o, 'dryRun', 'options')
+  optSignal(o, 'options')
+}
+
+/**
+ * Options of `fsck`: `repair`, `signal`.
+ *
+ * @throws {InvalidArgumentError} naming the option
+ */
+export function checkFsckOptions(value: unknown): void {
+  const o = optionsObject(value, 'options')
+  checkKnownKeys(o, 'options', FSCK_KEYS, 'fsck')
+  optBoolean(o, 'repair', 'options')
   optSignal(o, 'options')
 }
 

@@ -2,9 +2,10 @@ import type { ArrowInput } from '../arrow/arrow-to-rows.js'
 import { type ConflictFlags, parseConflictFlags } from '../conflict/flags.js'
 import type { Engine } from '../engine/engine.js'
 import { createDefaultEngine, type DefaultEngineOptions } from '../engine-default/default-engine.js'
-import { InvalidArgumentError, isDeltaError } from '../errors/index.js'
+import { ConcurrentModificationError, InvalidArgumentError, isDeltaError } from '../errors/index.js'
 import type { Expression } from '../expressions/ast.js'
 import type { AppendOptions } from '../ops/append.js'
+import { buildFsckRepair, checkLiveFiles, type FsckOptions, type FsckResult } from '../ops/fsck.js'
 import { buildMerge } from '../ops/merge.js'
 import type { MergeOptions } from '../ops/merge-clauses.js'
 import { buildOptimize, commitOptimize, type OptimizeOptions } from '../ops/optimize.js'
@@ -16,6 +17,7 @@ import { type ScanOptions, TableScan } from '../scan/table-scan.js'
 import { advanceSnapshot, type KnownCommit } from '../snapshot/advance-snapshot.js'
 import { historyTimeline } from '../snapshot/commit-timestamps.js'
 import { type LoadSnapshotOptions, loadSnapshot } from '../snapshot/load-snapshot.js'
+import { cleanUpExpiredLogs, type LogCleanupResult } from '../snapshot/log-cleanup.js'
 import { listLogFrom, readCommit } from '../snapshot/log-reader.js'
 import type { Snapshot } from '../snapshot/snapshot.js'
 import { type CheckpointResult, writeCheckpoint } from '../snapshot/write-checkpoint.js'
@@ -32,8 +34,10 @@ import {
   checkAppendOptions,
   checkBeginOptions,
   checkCheckpointOptions,
+  checkCleanupMetadataOptions,
   checkCreateOptions,
   checkDeleteOptions,
+  checkFsckOptions,
   checkHistoryOptions,
   checkInputPaths,
   checkLocation,
@@ -100,6 +104,14 @@ export interface HistoryOptions {
 export interface CheckpointOptions {
   /** The version to checkpoint (default the latest). */
   readonly version?: Version | undefined
+}
+
+/** Options of {@link DeltaTable.cleanupMetadata}. */
+export interface CleanupMetadataOptions {
+  /** List what would be deleted, delete nothing. */
+  readonly dryRun?: boolean | undefined
+  /** Stops the cleanup between two deletes; what was deleted stays deleted. */
+  readonly signal?: AbortSignal | undefined
 }
 
 /** One entry of {@link DeltaTable.history}. */
@@ -574,6 +586,64 @@ export class DeltaTable {
     return writeCheckpoint(this.engine, snap)
   }
 
+  /**
+   * Deletes expired log files now, as the cleanup after each checkpoint does (delta-rs's
+   * `cleanup_metadata`): the commits, checkpoints and checksum files of versions below the
+   * newest checkpoint whose commit is older than `delta.logRetentionDuration` (30 days by
+   * default), when they are themselves older than that. Time travel to every version inside the
+   * retention window keeps working; older versions then fail with `VersionNotFoundError`. Runs
+   * whatever `delta.enableExpiredLogCleanup` says (that property governs the automatic cleanup).
+   * Writes no commit.
+   *
+   * @param options - `dryRun`, `signal`
+   * @returns what was (or would be) deleted, and the deletes that failed (those files stay)
+   * @throws {InvalidArgumentError} when `delta.logRetentionDuration` is not an interval
+   */
+  async cleanupMetadata(options: CleanupMetadataOptions = {}): Promise<LogCleanupResult> {
+    checkCleanupMetadataOptions(options)
+    const snap = await this.snapshot({ signal: options.signal })
+    return cleanUpExpiredLogs(this.engine, snap, { dryRun: options.dryRun, signal: options.signal })
+  }
+
+  /**
+   * Checks that the data file and deletion-vector file of every live file exist, and with
+   * `repair` removes the live files whose objects are gone, as Databricks' `FSCK REPAIR TABLE`:
+   * one commit of `remove` actions (operation `FSCK`, `dataChange = true`) through the normal
+   * commit path. The files it removes are recorded as read: when a concurrent commit removes or
+   * rewrites one of them first, FSCK checks again on the new version (three attempts in all)
+   * rather than fail. Concurrent appends do not conflict with it.
+   *
+   * @param options - `repair`, `signal`
+   * @returns the files checked, those missing, and the repair commit
+   * @throws {ConcurrentModificationError} when every attempt met a conflict
+   * @throws {StorageError} when an existence check fails for another reason than a missing object
+   */
+  async fsck(options: FsckOptions = {}): Promise<FsckResult> {
+    checkFsckOptions(options)
+    const { signal } = options
+    if (options.repair !== true) {
+      const snap = await this.snapshot({ signal })
+      const check = await checkLiveFiles(this.engine, snap.activeFiles(), signal)
+      return Object.freeze({ ...check, version: snap.version, repair: false })
+    }
+    for (let attempt = 1; ; attempt++) {
+      const { txn, staged } = await this.#stageUnder(signal, (t) => t.stage((ctx) => buildFsckRepair(ctx)))
+      const { check } = staged
+      try {
+        const commit = await txn.commit()
+        return Object.freeze({
+          ...check,
+          version: txn.snapshot.version,
+          repair: true,
+          ...(commit.committed ? { commit } : {}),
+        })
+      } catch (err) {
+        // The files changed under it: check again on the version that changed them.
+        if (!(err instanceof ConcurrentModificationError) || attempt >= FSCK_ATTEMPTS) throw err
+      }
+    }
+  }
+
   /** Releases the engine's resources when the table created it. Idempotent. */
   async close(): Promise<void> {
     if (this.#ownsEngine) await this.engine.close()
@@ -591,6 +661,9 @@ function stopSignalOf(options: unknown, at: string): AbortSignal | undefined {
   }
   return signal
 }
+
+/** How many times {@link DeltaTable.fsck} checks and commits before a conflict is thrown. */
+const FSCK_ATTEMPTS = 3
 
 /** Rows of Arrow input staged at once by {@link DeltaTable.append}. */
 const ARROW_APPEND_ROWS = 100_000
