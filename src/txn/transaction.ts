@@ -19,7 +19,12 @@ import type { Expression } from '../expressions/ast.js'
 import { splitPartitionPredicate } from '../expressions/evaluate-stats.js'
 import type { Action, AddFile, CommitInfo } from '../protocol/actions.js'
 import { decodeAddPath } from '../protocol/partition-values.js'
-import { ROW_TRACKING_FEATURE, rowIdHighWaterMark, rowTrackingState } from '../protocol/row-tracking.js'
+import {
+  ROW_TRACKING_FEATURE,
+  ROW_TRACKING_PRESERVED_TAG,
+  rowIdHighWaterMark,
+  rowTrackingState,
+} from '../protocol/row-tracking.js'
 import { assignRowIds, copyRowTrackingFields } from '../protocol/row-tracking-ids.js'
 import { checkWriteSupported } from '../protocol/table-features.js'
 import { checkpointInterval } from '../protocol/table-properties.js'
@@ -359,6 +364,9 @@ export class TransactionCore {
       operationMetrics: Object.fromEntries(Object.entries(metrics).map(([k, v]) => [k, String(v)])),
       engineInfo: ENGINE_INFO,
       txnId,
+      // Row tracking enabled: no staged work copied a row to a new file (row-copying.ts), so
+      // every stable id is preserved, as the protocol asks the tag to say.
+      ...(rowIds.enabled ? { tags: { [ROW_TRACKING_PRESERVED_TAG]: 'true' } } : {}),
     }
     const result = await runCommitLoop({
       engine: this.#ctx.engine,
@@ -486,16 +494,21 @@ export class TransactionCore {
  * version), and the `delta.rowTracking` domain records the new mark. Other tables' commits are
  * returned unchanged.
  *
- * @returns the actions, and the read mark for the conflict checker (absent when no ids are assigned)
+ * @returns the actions, the read mark for the conflict checker (absent when no ids are assigned),
+ *   and whether row tracking is enabled
  * @throws {RowIdAssignmentWithoutStatsError} for a new `add` without a `numRecords` statistic
  * @throws {InvalidTableError} when the table's row-tracking state or mark is malformed
  */
 function withRowTracking(
   snap: Snapshot,
   actions: readonly Action[],
-): { actions: readonly Action[]; read: { readHighWaterMark: bigint | undefined } | undefined } {
+): {
+  actions: readonly Action[]
+  read: { readHighWaterMark: bigint | undefined } | undefined
+  enabled: boolean
+} {
   const state = rowTrackingState(snap.protocol, snap.metadata)
-  if (!state.assignsIds) return { actions, read: undefined }
+  if (!state.assignsIds) return { actions, read: undefined, enabled: false }
   const readHighWaterMark = rowIdHighWaterMark(snap.state.domainMetadata)
   const paths = new Set<string>()
   for (const a of actions) {
@@ -509,7 +522,7 @@ function withRowTracking(
     highWaterMark: readHighWaterMark,
     commitVersion: snap.version + 1n,
   })
-  return { actions: assigned.actions, read: { readHighWaterMark } }
+  return { actions: assigned.actions, read: { readHighWaterMark }, enabled: state.enabled }
 }
 
 /**

@@ -15,7 +15,7 @@ import { dirname, join, resolve } from 'node:path'
 import { after, describe, it } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import { isDeltaError } from '../../src/errors/index.js'
-import type { Action } from '../../src/protocol/actions.js'
+import { type Action, isCommitInfo } from '../../src/protocol/actions.js'
 import { parseStats } from '../../src/protocol/stats.js'
 import { readCommit } from '../../src/snapshot/log-reader.js'
 import { DeltaTable } from '../../src/table/delta-table.js'
@@ -211,6 +211,61 @@ describe('row tracking on write', () => {
     }
   })
 
+  it('commits on an enabled table say every row id was preserved; other tables carry no such tag', async () => {
+    const table = await createTracked()
+    const plain = await DeltaTable.create(join(await tempDir(), 'plain'), { schema: 'id long' })
+    try {
+      const { version } = await table.append([
+        { id: 1n, v: 'a' },
+        { id: 2n, v: 'b' },
+      ])
+      await table.delete('id = 1')
+      for (const v of [version, version + 1n]) {
+        assert.equal(await preservedTagOf(table, v), 'true', `version ${v}`)
+      }
+      const p = await plain.append([{ id: 1n }])
+      assert.equal(await preservedTagOf(plain, p.version), undefined)
+      assert.equal(
+        (await readCommitActions(plain, p.version)).some((a) => 'domainMetadata' in a),
+        false,
+        'no row-tracking domain on a table without the feature',
+      )
+    } finally {
+      await plain.close()
+      await table.close()
+    }
+  })
+
+  it('a table that only supports row tracking assigns ids to every new file, copies included', async () => {
+    const table = await DeltaTable.create(join(await tempDir(), 't'), {
+      schema: 'id long not null, v string',
+      properties: { 'delta.feature.rowTracking': 'supported', 'delta.enableDeletionVectors': 'false' },
+    })
+    try {
+      await table.append([
+        { id: 1n, v: 'a' },
+        { id: 2n, v: 'b' },
+      ])
+      await table.update({ set: { v: "'z'" }, where: 'id = 1' })
+      await table.append([{ id: 3n, v: 'c' }])
+      assert.deepEqual(
+        (await table.scan().toArray())
+          .map((r) => [r.id, r.v])
+          .sort((a, b) => Number((a[0] as bigint) - (b[0] as bigint))),
+        [
+          [1n, 'z'],
+          [2n, 'b'],
+          [3n, 'c'],
+        ],
+      )
+      // The rewritten file's rows took fresh ids 2..3 (ids are not stable on such a table), the
+      // last append 4.
+      assert.equal(await checkIdRanges(table), 4n)
+    } finally {
+      await table.close()
+    }
+  })
+
   it('UPDATE, MERGE, OPTIMIZE and a copy-on-write DELETE are refused before they write anything', async () => {
     const table = await createTracked({ 'delta.enableDeletionVectors': 'false' })
     try {
@@ -297,6 +352,13 @@ describe('row tracking on write: the Databricks fixture', { skip: FIXTURE_SKIP }
     }
   })
 })
+
+/** The `delta.rowTracking.preserved` tag of one commit's commitInfo. */
+async function preservedTagOf(table: DeltaTable, version: bigint): Promise<unknown> {
+  const info = (await readCommitActions(table, version)).find(isCommitInfo)?.commitInfo
+  const tags = info?.tags as Readonly<Record<string, unknown>> | undefined
+  return tags?.['delta.rowTracking.preserved']
+}
 
 /** The actions of one commit file, as the log holds them. */
 async function readCommitActions(table: DeltaTable, version: bigint): Promise<readonly Action[]> {
