@@ -11,7 +11,7 @@
  * every 250th version is an append through the engine, which also writes the checkpoints.
  */
 import assert from 'node:assert/strict'
-import { cp, mkdtemp, readdir, rm, utimes, writeFile } from 'node:fs/promises'
+import { cp, mkdtemp, readdir, readFile, rm, utimes, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
@@ -353,6 +353,62 @@ describe('expired log cleanup on a 3,000-commit log aged over 41 days', () => {
       assert.ok(names.includes(`${pad(next)}.checkpoint.parquet`))
       assert.deepEqual(await ids(table), idsAt(next))
       assert.deepEqual(await ids(table, { version: BOUNDARY }), idsAt(Number(BOUNDARY)))
+    } finally {
+      await table.close()
+    }
+  })
+})
+
+describe('expired log cleanup on a table with In-Commit Timestamps', () => {
+  it('times the checkpoints by their In-Commit Timestamps, not by file times', async () => {
+    const dir = join(base, 'ict')
+    const table = await DeltaTable.create(dir, {
+      schema: 'id long',
+      properties: { 'delta.enableInCommitTimestamps': 'true', 'delta.checkpointInterval': '1000' },
+    })
+    try {
+      // Version v was made 40 - v days (and an hour) ago: 11 and newer are inside 30 days.
+      const now = Date.now()
+      const ictOf = (v: number) => now - (40 - v) * DAY_MS - 3_600_000
+      const log = join(dir, '_delta_log')
+      const zero = join(log, `${pad(0)}.json`)
+      const lines = (await readFile(zero, 'utf8')).split('\n').filter((l) => l !== '')
+      const info = JSON.parse(lines[0] as string) as { commitInfo: Record<string, unknown> }
+      assert.ok(info.commitInfo.inCommitTimestamp !== undefined, 'commit 0 starts with its ICT')
+      info.commitInfo.inCommitTimestamp = ictOf(0)
+      await writeFile(zero, `${[JSON.stringify(info), ...lines.slice(1)].join('\n')}\n`)
+      for (let v = 1; v <= 39; v++) {
+        const commitInfo = { inCommitTimestamp: ictOf(v), timestamp: ictOf(v), operation: 'SET TRANSACTION' }
+        const txn = { appId: 'filler', version: v, lastUpdated: ictOf(v) }
+        await writeFile(
+          join(log, `${pad(v)}.json`),
+          `${JSON.stringify({ commitInfo })}\n${JSON.stringify({ txn })}\n`,
+        )
+      }
+      for (const v of [10n, 20n, 30n]) await table.checkpoint({ version: v })
+      // Every file is older than the cutoff: only the In-Commit Timestamps can place it.
+      const old = new Date(now - 70 * DAY_MS)
+      for (const name of await readdir(log))
+        if (/^\d{20}\./.test(name)) await utimes(join(log, name), old, old)
+
+      const result = await table.cleanupMetadata()
+      assert.equal(result.boundary, 10n)
+      assert.deepEqual(
+        [...result.files].sort(),
+        Array.from({ length: 10 }, (_, v) => `_delta_log/${pad(v)}.json`),
+      )
+      const reopened = await DeltaTable.open(dir)
+      try {
+        for (const v of [10n, 11n, 25n, 39n])
+          assert.equal((await reopened.snapshot({ version: v })).version, v)
+        assert.equal((await reopened.snapshot({ timestamp: ictOf(15) })).version, 15n)
+        await assert.rejects(
+          () => reopened.snapshot({ version: 9n }),
+          (err) => isDeltaError(err, 'DELTA_VERSION_NOT_FOUND'),
+        )
+      } finally {
+        await reopened.close()
+      }
     } finally {
       await table.close()
     }
