@@ -13,9 +13,8 @@ import {
   TIME_TRAVEL_OPTIONS,
   timeTravelOptions,
 } from '../command.js'
-import { csvRecord, renderTable, toJsonText } from '../render.js'
+import { RowOutput, rowFormat } from '../row-output.js'
 import { formatCount } from '../terminal.js'
-import { rowFormat, TABLE_DEFAULT_LIMIT } from './scan.js'
 
 /** `delta-rlc sql`: a DuckDB query over the live rows of a snapshot, as view `t`. */
 export const sqlCommand: Command = {
@@ -39,7 +38,6 @@ export const sqlCommand: Command = {
     const loc = location as string
     const format = rowFormat(stringOption(values, 'format'), 'sql')
     const limitOpt = integerOption(values, 'limit', 'sql')
-    const limit = limitOpt ?? (format === 'table' && !ctx.json ? TABLE_DEFAULT_LIMIT : undefined)
     const table = await ctx.openTable(loc, {})
     const instance = await createDuckDbInstance()
     const con = await instance.connect()
@@ -73,42 +71,19 @@ export const sqlCommand: Command = {
           )
         }
         const columns = result.columnNames
-        const rows: Record<string, unknown>[] = []
-        let count = 0
-        let truncated = false
-        const streaming = !ctx.json && format !== 'table'
-        if (streaming && format === 'csv') ctx.io.stdout.write(`${csvRecord(columns)}\n`)
+        const output = new RowOutput(ctx, columns, format, limitOpt)
         outer: for await (const chunk of result.chunks()) {
           for (const values of chunk.getRows()) {
-            if (limit !== undefined && count >= limit) {
-              truncated = true
-              break outer
-            }
-            count++
             const row: Record<string, unknown> = {}
             columns.forEach((c, i) => {
               row[c] = toPlainValue(values[i] ?? null)
             })
-            if (!streaming) rows.push(row)
-            else if (format === 'csv') ctx.io.stdout.write(`${csvRecord(columns.map((c) => row[c]))}\n`)
-            else ctx.io.stdout.write(`${toJsonText(row)}\n`)
+            if (!output.take(row)) break outer
           }
         }
         if (ctx.json) {
-          ctx.printJson({ table: loc, version: view.version, view: view.name, columns, rows })
-        } else if (format === 'table') {
-          ctx.print(renderTable(columns, rows, ctx.out))
-          const more =
-            truncated && limitOpt === undefined
-              ? `; showing the first ${formatCount(count)}, use --limit to see more`
-              : ''
-          ctx.print(
-            ctx.out.paint(
-              'dim',
-              `(${formatCount(count)} row${count === 1 ? '' : 's'}, version ${view.version}${more})`,
-            ),
-          )
-        }
+          ctx.printJson({ table: loc, version: view.version, view: view.name, columns, rows: output.rows })
+        } else output.printTable(view.version)
       } finally {
         await view.release()
       }
