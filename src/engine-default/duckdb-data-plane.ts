@@ -23,7 +23,7 @@ import {
   streamChunks,
 } from './duckdb-runtime.js'
 import { toJsValue } from './duckdb-values.js'
-import { type StagedFile, stageAllForRead } from './staging.js'
+import { type StagedFile, stageAndConnect } from './staging.js'
 
 /** Rows per yielded batch when the caller gives no hint. */
 const DEFAULT_BATCH = 8192
@@ -143,15 +143,14 @@ export class DuckDbDataPlane implements DataPlane {
     const staged: StagedFile[] = []
     let con: DuckDBConnection | undefined
     try {
-      await stageAllForRead(
+      con = await stageAndConnect(
+        this.#duck,
         this.#store,
         request.files.map((f) => f.key),
         this.#scratchDir,
         request.signal,
         staged,
       )
-      con = await this.#duck.connect()
-      await con.run(`SET TimeZone = 'UTC'`)
       const paths = staged.map((s) => s.path)
       const allColumns = uniqueColumns([...request.columns, ...(request.predicateColumns ?? [])])
       const live = await defineLiveRows(con, {

@@ -19,7 +19,7 @@ import { ChunkAppender, RowValueConverter } from './duckdb-row-appender.js'
 import { type DuckDbRuntime, ROW_COL, sqlIdent, sqlString } from './duckdb-runtime.js'
 import { duckType } from './duckdb-types.js'
 import { toJsValue } from './duckdb-values.js'
-import { type StagedFile, stageAllForRead } from './staging.js'
+import { type StagedFile, stageAndConnect } from './staging.js'
 
 /**
  * The default {@link MergeExecutor}: one DuckDB connection per merge.
@@ -51,15 +51,14 @@ export class DuckDbMergeExecutor implements MergeExecutor {
     const staged: StagedFile[] = []
     let con: DuckDBConnection | undefined
     try {
-      await stageAllForRead(
+      con = await stageAndConnect(
+        this.#duck,
         this.#store,
         request.files.map((f) => f.key),
         this.#scratchDir,
         request.signal,
         staged,
       )
-      con = await this.#duck.connect()
-      await con.run(`SET TimeZone = 'UTC'`)
       const job = new MergeJob(con, request)
       return await job.run(staged.map((s) => s.path))
     } catch (err) {

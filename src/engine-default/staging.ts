@@ -1,8 +1,10 @@
 import { randomUUID } from 'node:crypto'
 import { mkdir, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
+import type { DuckDBConnection } from '@duckdb/node-api'
 import type { ObjectStore } from '../storage/object-store.js'
 import { mapLimit } from '../util/map-limit.js'
+import type { DuckDbRuntime } from './duckdb-runtime.js'
 import { scratchEntryName } from './scratch-dir.js'
 import { createStagingCache, type StagingCache } from './staging-cache.js'
 
@@ -76,6 +78,39 @@ export async function stageForRead(
   const path = join(scratchDir, scratchEntryName(`${randomUUID()}-${name}`))
   await writeFile(path, bytes)
   return { path, release: () => rm(path, { force: true }) }
+}
+
+/**
+ * The start of a DuckDB read of a table's objects: stages them ({@link stageAllForRead}, which
+ * pushes every staged file to `into`, also on failure, for the caller's cleanup to release) and
+ * opens a connection whose time zone is UTC, so that timestamp text without a zone does not move
+ * with the process's zone. The caller closes the connection.
+ *
+ * @param duck - the engine's DuckDB
+ * @param store - the objects' store
+ * @param keys - the objects' keys
+ * @param scratchDir - directory for private copies
+ * @param signal - aborts the downloads
+ * @param into - receives the staged files
+ * @returns the open connection
+ */
+export async function stageAndConnect(
+  duck: DuckDbRuntime,
+  store: ObjectStore,
+  keys: readonly string[],
+  scratchDir: string,
+  signal: AbortSignal | undefined,
+  into: StagedFile[],
+): Promise<DuckDBConnection> {
+  await stageAllForRead(store, keys, scratchDir, signal, into)
+  const con = await duck.connect()
+  try {
+    await con.run(`SET TimeZone = 'UTC'`)
+  } catch (err) {
+    con.closeSync()
+    throw err
+  }
+  return con
 }
 
 /** How many objects {@link stageAllForRead} stages at once. */
