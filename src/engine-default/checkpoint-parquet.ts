@@ -15,6 +15,7 @@ import type {
   ParquetHandler,
 } from '../engine/engine.js'
 import { InvalidTableError, isDeltaError, StorageError } from '../errors/index.js'
+import { ACTION_KINDS } from '../protocol/actions.js'
 import type { ObjectStore } from '../storage/object-store.js'
 import { appendAll } from '../util/arrays.js'
 import { decodeTypedAdd, type MapTextCache, planTypedAdds, typedAddVectors } from './checkpoint-typed-rows.js'
@@ -116,17 +117,11 @@ function textLeaves(type: DuckDBType): string {
   }
 }
 
-/** Action columns a reader looks for, V2 ones included. */
-const ACTION_COLUMNS = [
-  'txn',
-  'add',
-  'remove',
-  'metaData',
-  'protocol',
-  'domainMetadata',
-  'checkpointMetadata',
-  'sidecar',
-]
+/**
+ * Action columns a reader looks for, V2 ones included: every action kind in checkpoint column
+ * order, but the two a checkpoint never holds (commit information and change data files).
+ */
+const ACTION_COLUMNS: readonly string[] = ACTION_KINDS.filter((k) => k !== 'commitInfo' && k !== 'cdc')
 
 /**
  * The default {@link ParquetHandler}: DuckDB reads and writes the log's Parquet files.
