@@ -6,6 +6,7 @@
  * add paths in the log are URI-encoded, so they are decoded exactly once into store keys.
  */
 import { InvalidArgumentError, InvalidTableError } from '../errors/index.js'
+import { civilFromDays, daysFromCivil } from './civil-dates.js'
 import { decimalParts, type PrimitiveType } from './schema.js'
 
 /** A typed partition value; see {@link parsePartitionValue} for the mapping per type. */
@@ -23,29 +24,6 @@ const INT64_MIN = -(2n ** 63n)
 const INT64_MAX = 2n ** 63n - 1n
 
 // === Calendar arithmetic (proleptic Gregorian, any year) ===
-
-function daysFromCivil(y: number, m: number, d: number): number {
-  const yy = m <= 2 ? y - 1 : y
-  const era = Math.floor(yy / 400)
-  const yoe = yy - era * 400
-  const doy = Math.floor((153 * (m + (m > 2 ? -3 : 9)) + 2) / 5) + d - 1
-  const doe = yoe * 365 + Math.floor(yoe / 4) - Math.floor(yoe / 100) + doy
-  return era * 146097 + doe - 719468
-}
-
-function civilFromDays(z: number): [number, number, number] {
-  const zz = z + 719468
-  const era = Math.floor(zz / 146097)
-  const doe = zz - era * 146097
-  const yoe = Math.floor(
-    (doe - Math.floor(doe / 1460) + Math.floor(doe / 36524) - Math.floor(doe / 146096)) / 365,
-  )
-  const doy = doe - (365 * yoe + Math.floor(yoe / 4) - Math.floor(yoe / 100))
-  const mp = Math.floor((5 * doy + 2) / 153)
-  const d = doy - Math.floor((153 * mp + 2) / 5) + 1
-  const m = mp + (mp < 10 ? 3 : -9)
-  return [era * 400 + yoe + (m <= 2 ? 1 : 0), m, d]
-}
 
 function daysInMonth(y: number, m: number): number {
   return daysFromCivil(m === 12 ? y + 1 : y, m === 12 ? 1 : m + 1, 1) - daysFromCivil(y, m, 1)
