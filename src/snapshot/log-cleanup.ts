@@ -1,16 +1,19 @@
 /**
- * Expired log cleanup through an engine: lists `_delta_log/`, times the checkpointed commits the
- * way time travel does, and deletes what `log/log-cleanup.ts` says may go. See that module for
- * the rule and why every version inside the retention window stays readable.
+ * Expired log cleanup through an engine: lists `_delta_log/` up to the first commit inside the
+ * retention window, times the checkpointed commits the way time travel does, and deletes what
+ * `log/log-cleanup.ts` says may go. See that module for the rule and why every version inside the
+ * retention window stays readable.
  */
 import type { Engine } from '../engine/engine.js'
+import { FileNotFoundError } from '../errors/index.js'
 import { completeCheckpointVersions, expiredLogFiles } from '../log/log-cleanup.js'
-import type { FileMetaLike, SegmentCommit } from '../log/log-segment.js'
+import { type FileMetaLike, latestVersion, type SegmentCommit } from '../log/log-segment.js'
 import type { Version } from '../protocol/actions.js'
+import { commitKey, LOG_DIR, parseLogFileName } from '../protocol/log-files.js'
 import { booleanProperty, logRetentionMillis } from '../protocol/table-properties.js'
+import type { FileMeta } from '../storage/object-store.js'
 import { historyTimeline, inCommitTimestampStart, readCommitInfo } from './commit-timestamps.js'
 import { readLastCheckpointHint } from './load-snapshot.js'
-import { listLogFrom } from './log-reader.js'
 import type { Snapshot } from './snapshot.js'
 
 /** The table property that turns automatic cleanup after checkpoints on and off. */
@@ -94,7 +97,9 @@ export async function cleanUpExpiredLogs(
   const { signal } = options
   const dryRun = options.dryRun === true
   const cutoff = (options.nowMs ?? Date.now()) - logRetentionMillis(snapshot.properties)
-  const listing = await listLogFrom(engine, undefined, signal)
+  const empty0 = { dryRun, cutoff, boundary: undefined, files: [], bytes: 0, failures: [] }
+  if (await firstCommitInsideWindow(engine, cutoff, signal)) return Object.freeze(empty0)
+  const listing = await listOlderThan(engine, cutoff, signal)
   const hint = await readLastCheckpointHint(engine, signal)
   const boundary = await cleanupBoundary(engine, snapshot, listing, hint?.version, cutoff, signal)
   const empty = { dryRun, cutoff, boundary, files: [], bytes: 0, failures: [] }
@@ -136,6 +141,46 @@ export async function cleanUpExpiredLogs(
 }
 
 /**
+ * Whether commit 0 is still there and was written at or after `cutoff`. Then nothing has expired
+ * (every later commit's time is at least its time) and a cleanup needs no listing: one request
+ * decides it on a log younger than the retention, the common case of a commit that checkpoints.
+ */
+async function firstCommitInsideWindow(
+  engine: Engine,
+  cutoff: number,
+  signal: AbortSignal | undefined,
+): Promise<boolean> {
+  try {
+    return (await engine.storage.head(commitKey(0n), { signal })).lastModified >= cutoff
+  } catch (err) {
+    if (err instanceof FileNotFoundError) return false
+    throw err
+  }
+}
+
+/**
+ * The log files listed before the first commit file modified at or after `cutoff`. Nothing from
+ * there on can matter: a commit's time is at least its file's modification time (times are made
+ * increasing, and an In-Commit Timestamp later than its file would only move the boundary down),
+ * so no checkpoint from that version on is older than the cutoff, and every file a cleanup may
+ * delete is of an older version, which sorts before it. The listing stops there instead of
+ * reading the whole log: once a log has been cleaned, a cleanup reads only the files that
+ * expired since, plus about one checkpoint interval.
+ */
+async function listOlderThan(
+  engine: Engine,
+  cutoff: number,
+  signal: AbortSignal | undefined,
+): Promise<FileMeta[]> {
+  const out: FileMeta[] = []
+  for await (const f of engine.storage.listFrom(LOG_DIR, { signal })) {
+    if (f.lastModified >= cutoff && parseLogFileName(f.key.slice(LOG_DIR.length))?.type === 'commit') break
+    out.push(f)
+  }
+  return out
+}
+
+/**
  * The newest complete checkpoint at or below both the snapshot's version and the hint's whose
  * commit time (as time travel and history give it) is before `cutoff`. Commit times increase
  * with the version, so a binary search reads only a few In-Commit Timestamps.
@@ -148,7 +193,17 @@ async function cleanupBoundary(
   cutoff: number,
   signal: AbortSignal | undefined,
 ): Promise<Version | undefined> {
-  const timeline = historyTimeline(listing, snapshot)
+  // The listing may end before the snapshot's version: the timeline runs to the newest version
+  // it shows.
+  const listed = latestVersion(listing)
+  if (listed === undefined) return undefined
+  let upTo = snapshot.version
+  if (listed < upTo) upTo = listed
+  const timeline = historyTimeline(listing, {
+    version: upTo,
+    protocol: snapshot.protocol,
+    metadata: snapshot.metadata,
+  })
   const commits = new Map<Version, SegmentCommit>()
   for (const c of timeline.commits) commits.set(c.version, c)
   const limit = hintVersion !== undefined && hintVersion < snapshot.version ? hintVersion : snapshot.version
