@@ -85,7 +85,7 @@ export function parsedColumnsLayout(
  */
 export function statsJsonFromParsed(parsed: unknown, statsType: StructType): string | undefined {
   if (!isRawObject(parsed)) return undefined
-  const out = convertStatsFields(parsed, statsType, statsTreeFromParsed)
+  const out = convertStatsFields(parsed, statsType, statsLeaf)
   if (out === undefined) return undefined
   const tight = parsed.tightBounds
   if (tight !== null && tight !== undefined) {
@@ -125,24 +125,23 @@ export function parsedFromStatsJson(
     return undefined
   }
   if (!isRawObject(raw)) return undefined
-  const out = convertStatsFields(raw, statsType, (value, type, name) =>
-    parsedTreeFromStats(value, type, name === 'nullCount'),
-  )
+  const out = convertStatsFields(raw, statsType, writableLeaf)
   if (out === undefined) return undefined
   if (typeof raw.tightBounds === 'boolean') out.tightBounds = raw.tightBounds
   return Object.keys(out).length === 0 ? undefined : out
 }
 
 /**
- * The record count and the three column trees of a statistics object, each tree converted by
- * `tree`, for both directions between `add.stats` and `add.stats_parsed`.
+ * The record count and the three column trees of a statistics object, for both directions
+ * between `add.stats` and `add.stats_parsed`: a null count stays a non-negative long, and each
+ * bound is read as its column type and then converted by `bound`.
  *
  * @returns the converted fields; `undefined` when the record count is not a non-negative long
  */
 function convertStatsFields(
   source: RawObject,
   statsType: StructType,
-  tree: (value: unknown, type: StructType, name: 'minValues' | 'maxValues' | 'nullCount') => unknown,
+  bound: (typed: PartitionValue, type: PrimitiveType, isMax: boolean) => unknown,
 ): Record<string, unknown> | undefined {
   const out: Record<string, unknown> = {}
   const n = source.numRecords
@@ -154,7 +153,15 @@ function convertStatsFields(
   for (const f of statsType.fields) {
     if (f.name !== 'minValues' && f.name !== 'maxValues' && f.name !== 'nullCount') continue
     if (typeof f.type !== 'object' || f.type.type !== 'struct') continue
-    const converted = tree(source[f.name], f.type, f.name)
+    const isMax = f.name === 'maxValues'
+    const leaf: StatsLeaf =
+      f.name === 'nullCount'
+        ? countLeaf
+        : (v, type) => {
+            const typed = typedLeaf(v, type)
+            return typed === undefined ? undefined : bound(typed, type, isMax)
+          }
+    const converted = mapStatsTree(source[f.name], f.type, leaf)
     if (converted !== undefined) out[f.name] = converted
   }
   return out
@@ -367,40 +374,21 @@ function writableLeaf(typed: PartitionValue, type: PrimitiveType): unknown {
   }
 }
 
-function statsTreeFromParsed(
-  raw: unknown,
-  type: StructType,
-  part: 'minValues' | 'maxValues' | 'nullCount',
-): Record<string, unknown> | undefined {
-  if (!isRawObject(raw)) return undefined
-  const out: Record<string, unknown> = {}
-  for (const f of type.fields) {
-    const v = raw[f.name]
-    if (v === null || v === undefined) continue
-    if (typeof f.type === 'object') {
-      if (f.type.type !== 'struct') continue
-      const inner = statsTreeFromParsed(v, f.type, part)
-      if (inner !== undefined) out[f.name] = inner
-      continue
-    }
-    if (part === 'nullCount') {
-      const count = typedLeaf(v, 'long')
-      if (typeof count === 'bigint' && count >= 0n) out[f.name] = count
-      continue
-    }
-    const typed = typedLeaf(v, f.type)
-    if (typed === undefined) continue
-    const leaf = statsLeaf(typed, f.type, part === 'maxValues')
-    if (leaf !== undefined) out[f.name] = leaf
-  }
-  return Object.keys(out).length === 0 ? undefined : out
+/** Converts one leaf of a statistics tree; `undefined` leaves it out. */
+type StatsLeaf = (v: unknown, type: PrimitiveType) => unknown
+
+/** A null count: a non-negative long. */
+function countLeaf(v: unknown): bigint | undefined {
+  const count = typedLeaf(v, 'long')
+  return typeof count === 'bigint' && count >= 0n ? count : undefined
 }
 
-function parsedTreeFromStats(
-  raw: unknown,
-  type: StructType,
-  counts: boolean,
-): Record<string, unknown> | undefined {
+/**
+ * A statistics tree (`minValues`, `maxValues` or `nullCount`) with each non-null leaf converted
+ * by `leaf`, down the struct fields of `type`; fields of other nested types, and empty structs,
+ * are left out.
+ */
+function mapStatsTree(raw: unknown, type: StructType, leaf: StatsLeaf): Record<string, unknown> | undefined {
   if (!isRawObject(raw)) return undefined
   const out: Record<string, unknown> = {}
   for (const f of type.fields) {
@@ -408,19 +396,12 @@ function parsedTreeFromStats(
     if (v === null || v === undefined) continue
     if (typeof f.type === 'object') {
       if (f.type.type !== 'struct') continue
-      const inner = parsedTreeFromStats(v, f.type, counts)
+      const inner = mapStatsTree(v, f.type, leaf)
       if (inner !== undefined) out[f.name] = inner
       continue
     }
-    if (counts) {
-      const count = typedLeaf(v, 'long')
-      if (typeof count === 'bigint' && count >= 0n) out[f.name] = count
-      continue
-    }
-    const typed = typedLeaf(v, f.type)
-    if (typed === undefined) continue
-    const leaf = writableLeaf(typed, f.type)
-    if (leaf !== undefined) out[f.name] = leaf
+    const converted = leaf(v, f.type)
+    if (converted !== undefined) out[f.name] = converted
   }
   return Object.keys(out).length === 0 ? undefined : out
 }
