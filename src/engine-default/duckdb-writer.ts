@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto'
 import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import { type DuckDBConnection, type DuckDBType, type DuckDBValue, INTEGER } from '@duckdb/node-api'
-import type { DataFileRef } from '../engine/data-plane.js'
+import type { DataFileRef, RowTrackingColumns } from '../engine/data-plane.js'
 import type {
   CompactedSource,
   CompactionOutput,
@@ -19,7 +19,7 @@ import { encodeAddPath, partitionDirectory, serializePartitionValue } from '../p
 import type { DataType } from '../protocol/schema.js'
 import type { ObjectStore } from '../storage/object-store.js'
 import { dataPlaneError, dataPlaneFailureKind } from './duckdb-errors.js'
-import { defineLiveRows, FILE_INDEX_COL } from './duckdb-live-rows.js'
+import { defineLiveRows, FILE_INDEX_COL, ROW_COMMIT_VERSION_COL, ROW_ID_COL } from './duckdb-live-rows.js'
 import {
   appendIndexedPositions,
   ChunkAppender,
@@ -195,12 +195,14 @@ export class DuckDbWriter implements DataWriter {
       }
       return { sources: bin, partitionValues: values[0] as Record<string, string | null> }
     })
+    const tracking = request.rowTracking
+    if (tracking !== undefined) checkRowTrackingSources(tracking, bins, layout)
     if (bins.length === 0) return []
     return this.#job('compaction', layout, request.signal, async (job) => {
       const outputs: CompactionOutput[] = []
       for (const bin of bins) {
         job.check()
-        outputs.push(await job.compactBin(bin.sources, bin.partitionValues))
+        outputs.push(await job.compactBin(bin.sources, bin.partitionValues, tracking))
         await job.releaseStaged()
       }
       return outputs
@@ -301,6 +303,7 @@ class WriteJob {
   async sourceRelation(
     sources: readonly DataFileRef[],
     withPartitions: boolean,
+    rowTracking?: RowTrackingColumns,
   ): Promise<{ sql: string; paths: string[] }> {
     const layout = this.layout
     this.check()
@@ -319,6 +322,7 @@ class WriteJob {
       columns: [...dataCols, ...partCols],
       tables: { files: 'w_src', deletedRows: 'w_dv' },
       withFileIndex: true,
+      rowTracking,
     })
     const n = dataCols.length
     const cols = [
@@ -326,6 +330,9 @@ class WriteJob {
       `${sqlIdent(ROW_COL)} AS __frn`,
       ...dataCols.map((_, i) => `c${i} AS d${i}`),
       ...partCols.map((_, j) => `c${n + j} AS p${j}`),
+      ...(rowTracking === undefined
+        ? []
+        : [`${sqlIdent(ROW_ID_COL)} AS __rid`, `${sqlIdent(ROW_COMMIT_VERSION_COL)} AS __rcv`]),
     ]
     const sql = `SELECT ${cols.join(', ')} FROM (${live.sql})`
     return { sql, paths }
@@ -368,8 +375,20 @@ class WriteJob {
   async compactBin(
     sources: readonly DataFileRef[],
     partitionValues: Readonly<Record<string, string | null>>,
+    rowTracking?: RowTrackingColumns,
   ): Promise<CompactionOutput> {
-    const { sql: rel, paths } = await this.sourceRelation(sources, false)
+    const { sql: rel, paths } = await this.sourceRelation(sources, false, rowTracking)
+    // Preserving row tracking: the hidden columns follow the data columns, in the output file
+    // and in the rows the order check compares it with.
+    const selectList = [
+      dataSelectList(this.layout),
+      ...(rowTracking === undefined
+        ? []
+        : [
+            `__rid AS ${sqlIdent(rowTracking.materializedRowIdColumn as string)}`,
+            `__rcv AS ${sqlIdent(rowTracking.materializedRowCommitVersionColumn as string)}`,
+          ]),
+    ].join(', ')
     const physical = await this.#countsBySource(
       `SELECT s.${sqlIdent(FILE_INDEX_COL)}, count(*) FROM read_parquet([${paths.map(sqlString).join(', ')}], ` +
         `filename = ${sqlString(FILE_COL)}, union_by_name = true, hive_partitioning = false) d ` +
@@ -395,7 +414,7 @@ class WriteJob {
     // The offsets above are only true if rows land in exactly this order: hence the ORDER BY.
     const target = join(this.#dir, `bin-${this.#scratchIndex++}.parquet`)
     const written = await this.#copy(
-      `SELECT ${dataSelectList(this.layout)} FROM (${rel}) ORDER BY __idx, __frn`,
+      `SELECT ${selectList} FROM (${rel}) ORDER BY __idx, __frn`,
       target,
       undefined,
     )
@@ -408,7 +427,7 @@ class WriteJob {
     const outputPath = (written[0] as { path: string }).path
     await verifyCompactionOrder(
       this.con,
-      `SELECT __idx AS __i, __frn AS __f, ${dataSelectList(this.layout)} FROM (${rel})`,
+      `SELECT __idx AS __i, __frn AS __f, ${selectList} FROM (${rel})`,
       outputPath,
       compacted,
     )
@@ -740,6 +759,51 @@ class ColumnResolver {
 
 function dataSelectList(layout: WriteLayout): string {
   return layout.dataColumns.map((c, i) => `d${i} AS ${sqlIdent(c.physicalName)}`).join(', ')
+}
+
+/**
+ * A compaction that preserves row tracking needs both hidden column names, names no data column
+ * has, and every source's `baseRowId` and `defaultRowCommitVersion` (a row without a materialized
+ * value takes its id from them).
+ *
+ * @throws {InvalidArgumentError} naming what is missing
+ */
+function checkRowTrackingSources(
+  tracking: RowTrackingColumns,
+  bins: readonly { readonly sources: readonly DataFileRef[] }[],
+  layout: WriteLayout,
+): void {
+  const names = [tracking.materializedRowIdColumn, tracking.materializedRowCommitVersionColumn]
+  if (names.some((n) => n === undefined || n === '')) {
+    throw new InvalidArgumentError(
+      'A compaction that preserves row tracking needs both materialized column names',
+      {
+        argument: 'rowTracking',
+      },
+    )
+  }
+  const taken = new Set(
+    [...layout.dataColumns, ...layout.partitionColumns].map((c) => c.physicalName.toLowerCase()),
+  )
+  const clash = names.find((n) => taken.has((n as string).toLowerCase()))
+  if (clash !== undefined) {
+    throw new InvalidArgumentError(
+      `The materialized row-tracking column '${clash}' has the name of a data column`,
+      {
+        argument: 'rowTracking',
+      },
+    )
+  }
+  for (const bin of bins) {
+    for (const f of bin.sources) {
+      if (f.baseRowId === undefined || f.defaultRowCommitVersion === undefined) {
+        throw new InvalidArgumentError(
+          `Source '${f.key}' has no baseRowId or defaultRowCommitVersion, which preserving its row ids needs`,
+          { argument: 'bins' },
+        )
+      }
+    }
+  }
 }
 
 function checkUniqueKeys(files: readonly DataFileRef[], argument: string): void {

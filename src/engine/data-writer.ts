@@ -1,6 +1,6 @@
 import type { Expression } from '../expressions/ast.js'
 import type { ColumnMappingMode, StructType } from '../protocol/schema.js'
-import type { DataFileRef } from './data-plane.js'
+import type { DataFileRef, RowTrackingColumns } from './data-plane.js'
 
 /**
  * Where new data files go and how they are laid out: the table's schema, partitioning, column
@@ -104,6 +104,14 @@ export interface CompactRequest extends WriteCallOptions {
   /** Source files per output, in the order their rows are written; one bin's files share partition values. */
   readonly bins: readonly (readonly DataFileRef[])[]
   readonly target: WriteTarget
+  /**
+   * Preserve row tracking: each output gets these two hidden columns (both names required),
+   * holding every row's stable row id and row commit version as its source gives them (the
+   * source's materialized value where present and not null, else its `baseRowId` plus the row's
+   * physical position, and its `defaultRowCommitVersion`). Every source must then carry
+   * `baseRowId` and `defaultRowCommitVersion`.
+   */
+  readonly rowTracking?: RowTrackingColumns | undefined
 }
 
 /** Where one compaction source's live rows landed in its output. */

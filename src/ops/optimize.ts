@@ -10,11 +10,13 @@ import { fileActionKey } from '../log/replay.js'
 import type { Action, AddFile } from '../protocol/actions.js'
 import { planCompositionTags, withCompositionTags } from '../protocol/composition-tags.js'
 import { tombstoneOf } from '../protocol/file-action-rewrites.js'
+import { rowTrackingState } from '../protocol/row-tracking.js'
 import { fieldByName, isPrimitiveType } from '../protocol/schema.js'
 import { parseStats } from '../protocol/stats.js'
 import { columnSpecs } from '../scan/column-specs.js'
 import { dataFileRefs } from '../scan/data-file-refs.js'
 import { pruneFiles } from '../scan/prune-files.js'
+import { checkFilesTrackRows } from '../scan/row-tracking-scan.js'
 import type { Row } from '../scan/table-scan.js'
 import type { Snapshot } from '../snapshot/snapshot.js'
 import type { CommitResult } from '../txn/commit-result.js'
@@ -95,7 +97,6 @@ export async function buildOptimize(
     throw new InvalidArgumentError('optimize expects an options object', { argument: 'options' })
   }
   const snap = ctx.snapshot
-  checkRowCopyingSupported(snap, 'OPTIMIZE')
   const targetFileSize =
     positiveSize(options.targetFileSize, 'targetFileSize') ?? DEFAULT_OPTIMIZE_TARGET_FILE_SIZE
   const minFileSize = positiveSize(options.minFileSize, 'minFileSize') ?? targetFileSize
@@ -106,6 +107,13 @@ export async function buildOptimize(
     })
   }
   const zOrderBy = zOrderColumns(snap, options.zOrderBy)
+  // Bin-packing writes each copied row's stable id and commit version to the materialized
+  // columns when row tracking is enabled; a Z-order rewrite does not yet.
+  checkRowCopyingSupported(snap, zOrderBy.length > 0 ? 'OPTIMIZE ZORDER BY' : 'OPTIMIZE', {
+    preservesRowIds: zOrderBy.length === 0,
+  })
+  const tracking = rowTrackingState(snap.protocol, snap.metadata)
+  const preservesRowIds = tracking.enabled && zOrderBy.length === 0
   const predicate = parseWhere(options.where)
   if (predicate !== undefined) checkPartitionOnly(snap, predicate)
   const { files: selected } = pruneFiles(snap, snap.activeFiles(), predicate)
@@ -127,6 +135,7 @@ export async function buildOptimize(
     changesData: false,
     predicate,
     sources: Object.freeze(sources),
+    preservesRowIds,
   }
   if (bins.length === 0) {
     return { ...base, actions: [], metrics: optimizeMetrics(selected.length, 0, [], [], 0) }
@@ -144,11 +153,18 @@ export async function buildOptimize(
       for (const f of files) actions.push({ remove: tombstoneOf(f, BigInt(now), false) })
     }
   } else {
+    if (preservesRowIds) checkFilesTrackRows(sources)
     const refs = await Promise.all(bins.map((bin) => dataFileRefs(ctx.engine, bin, ctx.signal)))
     const outputs = await ctx.engine.writer.compact({
       bins: refs,
       target: writeTargetOf(snap, targetFileSize),
       signal: ctx.signal,
+      rowTracking: preservesRowIds
+        ? {
+            materializedRowIdColumn: tracking.materializedRowIdColumn,
+            materializedRowCommitVersionColumn: tracking.materializedRowCommitVersionColumn,
+          }
+        : undefined,
     })
     for (const o of outputs) if (o.file !== null) added.push(o.file)
     ctx.wrote(added.map((f) => f.key))

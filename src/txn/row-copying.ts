@@ -10,7 +10,7 @@
 
 import { UnsupportedTableFeatureError } from '../errors/index.js'
 import { type Action, isAdd, isRemove } from '../protocol/actions.js'
-import { rowCopyingUnsupported, rowTrackingState } from '../protocol/row-tracking.js'
+import { type RowTrackingState, rowCopyingUnsupported, rowTrackingState } from '../protocol/row-tracking.js'
 import { isFeatureSupported } from '../protocol/table-features.js'
 import type { Snapshot } from '../snapshot/snapshot.js'
 
@@ -32,12 +32,23 @@ export const IN_PLACE_ONLY_FEATURES: readonly string[] = Object.freeze(['cluster
  *   promise: its copies take fresh ids, as the protocol allows);
  * - clustering (or its early name `liquid`): a rewrite would have to cluster its output.
  *
+ * An operation that writes the copied rows' ids to the materialized columns says so with
+ * `preservesRowIds` (the table's configuration must name both columns).
+ *
  * @param snap - the read snapshot
  * @param operation - the operation's name, for the message
+ * @param options - whether the operation preserves the row ids it copies
  * @throws {UnsupportedTableFeatureError} `DELTA_UNSUPPORTED_TABLE_FEATURE` naming the feature
  */
-export function checkRowCopyingSupported(snap: Snapshot, operation: string): void {
-  if (rowTrackingState(snap.protocol, snap.metadata).enabled) throw rowCopyingUnsupported(operation)
+export function checkRowCopyingSupported(
+  snap: Snapshot,
+  operation: string,
+  options: { readonly preservesRowIds?: boolean | undefined } = {},
+): void {
+  const state = rowTrackingState(snap.protocol, snap.metadata)
+  if (state.enabled && !(options.preservesRowIds === true && canMaterializeRowIds(state))) {
+    throw rowCopyingUnsupported(operation)
+  }
   const clustered = IN_PLACE_ONLY_FEATURES.filter((f) => isFeatureSupported(snap.protocol, f))
   if (clustered.length > 0) {
     throw new UnsupportedTableFeatureError('writer', clustered, {
@@ -54,11 +65,27 @@ export function checkRowCopyingSupported(snap: Snapshot, operation: string): voi
  * @param snap - the read snapshot
  * @param operation - the staged operation's name
  * @param actions - its actions
+ * @param options - whether the operation declared it preserves the row ids it copies
  * @throws {UnsupportedTableFeatureError} as {@link checkRowCopyingSupported} does
  */
-export function checkNoRowCopying(snap: Snapshot, operation: string, actions: readonly Action[]): void {
+export function checkNoRowCopying(
+  snap: Snapshot,
+  operation: string,
+  actions: readonly Action[],
+  options: { readonly preservesRowIds?: boolean | undefined } = {},
+): void {
   const removed = new Set<string>()
   for (const a of actions) if (isRemove(a)) removed.add(a.remove.path)
   if (removed.size === 0) return
-  if (actions.some((a) => isAdd(a) && !removed.has(a.add.path))) checkRowCopyingSupported(snap, operation)
+  if (actions.some((a) => isAdd(a) && !removed.has(a.add.path))) {
+    checkRowCopyingSupported(snap, operation, options)
+  }
+}
+
+/**
+ * Whether the table names both materialized row-tracking columns, which a writer that preserves
+ * row ids writes.
+ */
+export function canMaterializeRowIds(state: RowTrackingState): boolean {
+  return state.materializedRowIdColumn !== undefined && state.materializedRowCommitVersionColumn !== undefined
 }

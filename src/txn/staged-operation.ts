@@ -69,6 +69,12 @@ export interface PreparedOperation {
   readonly metrics: Readonly<Record<string, number>>
   /** False for rearrangements that change no data (OPTIMIZE). */
   readonly changesData: boolean
+  /**
+   * Every row the operation copied to a new file carries its stable row id and row commit
+   * version in the table's materialized row-tracking columns (a compaction that preserves them).
+   * Without it, work that copies rows is refused on a table with row tracking enabled.
+   */
+  readonly preservesRowIds?: boolean | undefined
 }
 
 /**

@@ -241,7 +241,7 @@ export class TransactionCore {
       )
     }
     try {
-      checkNoRowCopying(this.#ctx.snapshot, op.operation, op.actions)
+      checkNoRowCopying(this.#ctx.snapshot, op.operation, op.actions, { preservesRowIds: op.preservesRowIds })
     } catch (err) {
       await deleteQuietly(this.#ctx.engine, written)
       throw err
@@ -364,7 +364,8 @@ export class TransactionCore {
       operationMetrics: Object.fromEntries(Object.entries(metrics).map(([k, v]) => [k, String(v)])),
       engineInfo: ENGINE_INFO,
       txnId,
-      // Row tracking enabled: no staged work copied a row to a new file (row-copying.ts), so
+      // Row tracking enabled: staged work either copied no row to a new file or wrote the
+      // copied rows' ids to the materialized columns (row-copying.ts refuses anything else), so
       // every stable id is preserved, as the protocol asks the tag to say.
       ...(rowIds.enabled ? { tags: { [ROW_TRACKING_PRESERVED_TAG]: 'true' } } : {}),
     }

@@ -14,6 +14,7 @@ import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { after, describe, it } from 'node:test'
 import { fileURLToPath } from 'node:url'
+import { DuckDBInstance } from '@duckdb/node-api'
 import { isDeltaError } from '../../src/errors/index.js'
 import { type Action, isCommitInfo } from '../../src/protocol/actions.js'
 import { parseStats } from '../../src/protocol/stats.js'
@@ -266,7 +267,47 @@ describe('row tracking on write', () => {
     }
   })
 
-  it('UPDATE, MERGE, OPTIMIZE and a copy-on-write DELETE are refused before they write anything', async () => {
+  it('bin-pack OPTIMIZE keeps every row id and commit version in the materialized columns, across two compactions', async () => {
+    const table = await createTracked()
+    try {
+      for (let i = 0; i < 3; i++) {
+        await table.append([0, 1, 2].map((j) => ({ id: BigInt(10 * i + j), v: `f${i}` })))
+      }
+      await table.delete('id = 11')
+      const before = await idsOf(table)
+      const optimized = await table.optimize()
+      assert.equal(optimized.metrics.numAddedFiles, 1)
+      assert.deepEqual(await idsOf(table), before)
+      assert.equal(await preservedTagOf(table, optimized.version), 'true')
+      const snap = await table.snapshot()
+      const [out] = snap.activeFiles()
+      // The output's own fresh ids are above every earlier id; its rows' stable ids are not those.
+      assert.equal(out?.baseRowId, 9n)
+      assert.equal(out?.defaultRowCommitVersion, optimized.version)
+      const columns = await parquetColumns(table, out?.path as string)
+      const config = snap.properties
+      assert.deepEqual(columns, [
+        'id',
+        'v',
+        config['delta.rowTracking.materializedRowIdColumnName'],
+        config['delta.rowTracking.materializedRowCommitVersionColumnName'],
+      ])
+      // A new file and the compacted one compact again: materialized values where the source has
+      // them, default ones elsewhere.
+      const appended = await table.append([{ id: 99n, v: 'new' }])
+      const expected = new Map(before)
+      expected.set(99n, [17n, appended.version])
+      assert.deepEqual(await idsOf(table), expected)
+      await table.optimize()
+      assert.deepEqual(await idsOf(table), expected)
+      assert.equal((await table.snapshot()).activeFiles().length, 1)
+      await checkIdRanges(table)
+    } finally {
+      await table.close()
+    }
+  })
+
+  it('UPDATE, MERGE, Z-order OPTIMIZE and a copy-on-write DELETE are refused before they write anything', async () => {
     const table = await createTracked({ 'delta.enableDeletionVectors': 'false' })
     try {
       await table.append([
@@ -286,7 +327,7 @@ describe('row tracking on write', () => {
               whenMatched: [{ update: '*' }],
             }),
         ],
-        ['OPTIMIZE', () => table.optimize()],
+        ['OPTIMIZE ZORDER BY', () => table.optimize({ zOrderBy: ['v'] })],
         ['DELETE', () => table.delete('id = 1')],
       ]
       for (const [operation, run] of refusals) {
@@ -358,6 +399,20 @@ async function preservedTagOf(table: DeltaTable, version: bigint): Promise<unkno
   const info = (await readCommitActions(table, version)).find(isCommitInfo)?.commitInfo
   const tags = info?.tags as Readonly<Record<string, unknown>> | undefined
   return tags?.['delta.rowTracking.preserved']
+}
+
+/** The column names of one data file, as its Parquet schema has them. */
+async function parquetColumns(table: DeltaTable, path: string): Promise<string[]> {
+  const duck = await DuckDBInstance.create(':memory:')
+  try {
+    const con = await duck.connect()
+    const rows = (
+      await con.runAndReadAll(`DESCRIBE SELECT * FROM read_parquet('${join(table.location, path)}')`)
+    ).getRows()
+    return rows.map((r) => String(r[0]))
+  } finally {
+    duck.closeSync()
+  }
 }
 
 /** The actions of one commit file, as the log holds them. */
