@@ -307,6 +307,35 @@ describe('row tracking on write', () => {
     }
   })
 
+  it('an OPTIMIZE that loses to an append keeps the stable ids and takes fresh ones above the winner', async () => {
+    const table = await createTracked()
+    const other = await DeltaTable.open(table.location)
+    try {
+      for (let i = 0; i < 3; i++) await table.append([{ id: BigInt(i), v: 'x' }])
+      const before = await idsOf(table)
+      const txn = await table.begin()
+      await txn.optimize()
+      const won = await other.append([
+        { id: 50n, v: 'y' },
+        { id: 51n, v: 'y' },
+      ])
+      const lost = await txn.commit()
+      assert.equal(lost.attempts, 2)
+      const expected = new Map(before)
+      expected.set(50n, [3n, won.version])
+      expected.set(51n, [4n, won.version])
+      assert.deepEqual(await idsOf(table), expected)
+      const output = (await table.snapshot())
+        .activeFiles()
+        .find((f) => f.defaultRowCommitVersion === lost.version)
+      assert.equal(output?.baseRowId, 5n)
+      assert.equal(await checkIdRanges(table), 7n)
+    } finally {
+      await other.close()
+      await table.close()
+    }
+  })
+
   it('UPDATE, MERGE, Z-order OPTIMIZE and a copy-on-write DELETE are refused before they write anything', async () => {
     const table = await createTracked({ 'delta.enableDeletionVectors': 'false' })
     try {
