@@ -589,22 +589,9 @@ export class RoaringBitmapArray implements Iterable<number> {
    * @throws {InvalidArgumentError} when either instance was disposed
    */
   intersection(other: RoaringBitmapArray): RoaringBitmapArray {
-    this.#live()
-    other.#live()
-    const keys: number[] = []
-    const bitmaps: RoaringBitmap32[] = []
-    for (let i = 0; i < this.#keys.length; i++) {
-      const j = other.#find(this.#keys[i]!)
-      if (j < 0) continue
-      const bitmap = RoaringBitmap32.and(this.#bitmaps[i]!, other.#bitmaps[j]!)
-      if (bitmap.isEmpty) {
-        bitmap.dispose()
-        continue
-      }
-      keys.push(this.#keys[i]!)
-      bitmaps.push(bitmap.freeze())
-    }
-    return new RoaringBitmapArray(keys, bitmaps)
+    return this.#perKey(other, (mine, theirs) =>
+      theirs === undefined ? undefined : RoaringBitmap32.and(mine, theirs),
+    )
   }
 
   /**
@@ -615,14 +602,28 @@ export class RoaringBitmapArray implements Iterable<number> {
    * @throws {InvalidArgumentError} when either instance was disposed
    */
   difference(other: RoaringBitmapArray): RoaringBitmapArray {
+    return this.#perKey(other, (mine, theirs) =>
+      theirs === undefined ? mine.clone() : RoaringBitmap32.andNot(mine, theirs),
+    )
+  }
+
+  /**
+   * A new set with, for each key of this set, the bitmap `op` makes of this set's bitmap and
+   * `other`'s under the same key (`undefined` when `other` has none); a key whose result is
+   * `undefined` or empty is left out.
+   */
+  #perKey(
+    other: RoaringBitmapArray,
+    op: (mine: RoaringBitmap32, theirs: RoaringBitmap32 | undefined) => RoaringBitmap32 | undefined,
+  ): RoaringBitmapArray {
     this.#live()
     other.#live()
     const keys: number[] = []
     const bitmaps: RoaringBitmap32[] = []
     for (let i = 0; i < this.#keys.length; i++) {
       const j = other.#find(this.#keys[i]!)
-      const bitmap =
-        j < 0 ? this.#bitmaps[i]!.clone() : RoaringBitmap32.andNot(this.#bitmaps[i]!, other.#bitmaps[j]!)
+      const bitmap = op(this.#bitmaps[i]!, j < 0 ? undefined : other.#bitmaps[j]!)
+      if (bitmap === undefined) continue
       if (bitmap.isEmpty) {
         bitmap.dispose()
         continue
