@@ -143,14 +143,7 @@ export class DuckDbDataPlane implements DataPlane {
     const staged: StagedFile[] = []
     let con: DuckDBConnection | undefined
     try {
-      con = await stageAndConnect(
-        this.#duck,
-        this.#store,
-        request.files.map((f) => f.key),
-        this.#scratchDir,
-        request.signal,
-        staged,
-      )
+      con = await stageAndConnect(this.#duck, this.#store, this.#scratchDir, request, staged)
       const paths = staged.map((s) => s.path)
       const allColumns = uniqueColumns([...request.columns, ...(request.predicateColumns ?? [])])
       const live = await defineLiveRows(con, {

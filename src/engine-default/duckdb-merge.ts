@@ -51,14 +51,7 @@ export class DuckDbMergeExecutor implements MergeExecutor {
     const staged: StagedFile[] = []
     let con: DuckDBConnection | undefined
     try {
-      con = await stageAndConnect(
-        this.#duck,
-        this.#store,
-        request.files.map((f) => f.key),
-        this.#scratchDir,
-        request.signal,
-        staged,
-      )
+      con = await stageAndConnect(this.#duck, this.#store, this.#scratchDir, request, staged)
       const job = new MergeJob(con, request)
       return await job.run(staged.map((s) => s.path))
     } catch (err) {

@@ -88,21 +88,25 @@ export async function stageForRead(
  *
  * @param duck - the engine's DuckDB
  * @param store - the objects' store
- * @param keys - the objects' keys
  * @param scratchDir - directory for private copies
- * @param signal - aborts the downloads
+ * @param read - the objects to read (their keys) and the signal that aborts their downloads
  * @param into - receives the staged files
  * @returns the open connection
  */
 export async function stageAndConnect(
   duck: DuckDbRuntime,
   store: ObjectStore,
-  keys: readonly string[],
   scratchDir: string,
-  signal: AbortSignal | undefined,
+  read: { readonly files: readonly { readonly key: string }[]; readonly signal?: AbortSignal | undefined },
   into: StagedFile[],
 ): Promise<DuckDBConnection> {
-  await stageAllForRead(store, keys, scratchDir, signal, into)
+  await stageAllForRead(
+    store,
+    read.files.map((f) => f.key),
+    scratchDir,
+    read.signal,
+    into,
+  )
   const con = await duck.connect()
   try {
     await con.run(`SET TimeZone = 'UTC'`)
