@@ -6,12 +6,14 @@ import { remappedReadDeletionVector } from '../protocol/composition-tags.js'
 import { LOG_DIR } from '../protocol/log-files.js'
 import { canonicalLogPath } from '../protocol/log-paths.js'
 import { decodeAddPath } from '../protocol/partition-values.js'
+import { ROW_TRACKING_FEATURE } from '../protocol/row-tracking.js'
 import { physicalName } from '../protocol/schema.js'
 import { checkWriteSupported } from '../protocol/table-features.js'
 import { columnMappingModeProperty, deletedFileRetentionMillis } from '../protocol/table-properties.js'
 import type { Snapshot } from '../snapshot/snapshot.js'
 import type { CommitResult } from '../txn/commit-result.js'
 import { IN_COMMIT_TIMESTAMP_FEATURE } from '../txn/in-commit-timestamps.js'
+import { IN_PLACE_ONLY_FEATURES } from '../txn/row-copying.js'
 
 /** Options of a VACUUM. */
 export interface VacuumOptions {
@@ -84,8 +86,11 @@ export async function vacuumTable(
   if (options === null || typeof options !== 'object') {
     throw new InvalidArgumentError('vacuum expects an options object', { argument: 'options' })
   }
-  // VACUUM writes no commit, so In-Commit Timestamps do not stand in its way.
-  checkWriteSupported(snap.protocol, snap.metadata, { extraWriterFeatures: [IN_COMMIT_TIMESTAMP_FEATURE] })
+  // VACUUM writes no commit and moves no row, so neither In-Commit Timestamps nor row tracking
+  // nor clustering stand in its way.
+  checkWriteSupported(snap.protocol, snap.metadata, {
+    extraWriterFeatures: [IN_COMMIT_TIMESTAMP_FEATURE, ROW_TRACKING_FEATURE, ...IN_PLACE_ONLY_FEATURES],
+  })
   const configured = deletedFileRetentionMillis(snap.properties)
   const retention = retentionMillis(options.retentionHours) ?? configured
   if (retention < configured && options.enforceRetentionDuration !== false) {
