@@ -1,11 +1,12 @@
 /**
  * Which operations may write to tables whose features bind rewrites: with row tracking enabled a
- * copied row must keep its stable id (the materialized columns, not written yet), and a clustered
+ * copied row must keep its stable id (written to the materialized columns), and a clustered
  * table's rewritten files must be clustered (not implemented). Appends and DELETEs with deletion
- * vectors leave every existing row in its file, so they write to such tables; every operation
- * that copies rows is refused before it writes anything ({@link checkRowCopyingSupported}, called
- * by each such operation), and the transaction refuses any staged work that copies rows anyway
- * ({@link checkNoRowCopying}), so a new operation cannot forget the rule.
+ * vectors leave every existing row in its file, so they write to such tables, and a bin-packing
+ * OPTIMIZE writes the materialized columns; every other operation that copies rows is refused
+ * before it writes anything ({@link checkRowCopyingSupported}, called by each such operation),
+ * and the transaction refuses any staged work that copies rows without declaring that it
+ * preserved their ids ({@link checkNoRowCopying}), so a new operation cannot forget the rule.
  */
 
 import { UnsupportedTableFeatureError } from '../errors/index.js'
