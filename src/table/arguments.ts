@@ -63,6 +63,7 @@ const OPEN_KEYS = {
   conflicts: true,
   retry: true,
   autoCheckpoint: true,
+  explainConflicts: true,
 } as const satisfies Record<keyof OpenOptions, true>
 const RETRY_KEYS = {
   maxAttempts: true,
@@ -194,6 +195,7 @@ export function checkOpenOptions(value: unknown, at = 'options', call = 'DeltaTa
   if (isPlainObject(o.storageOptions))
     checkKnownKeys(o.storageOptions, `${at}.storageOptions`, STORAGE_OPTION_KEYS, `${call} storageOptions`)
   optBoolean(o, 'autoCheckpoint', at)
+  optBoolean(o, 'explainConflicts', at)
   const conflicts = o.conflicts
   if (conflicts !== undefined && conflicts !== 'all' && conflicts !== 'none' && !isPlainObject(conflicts)) {
     fail(`${at}.conflicts`, "'all', 'none' or an object of flags", conflicts)

@@ -77,6 +77,13 @@ export interface OpenOptions {
   readonly retry?: Partial<CommitRetryPolicy>
   /** Write a checkpoint every `delta.checkpointInterval` commits (default true). */
   readonly autoCheckpoint?: boolean
+  /**
+   * Name, in a conflict's hint, the flag or table property that would have reconciled it
+   * (default true). Finding it reruns the conflict check with the flags that are off turned on,
+   * loading what those cases read, so an abort costs more than the bare file-level check; pass
+   * false to abort exactly as file-level Delta does (benchmarks of the open-source rules do).
+   */
+  readonly explainConflicts?: boolean
 }
 
 /**
@@ -256,6 +263,7 @@ export class DeltaTable {
         flags: this.conflicts,
         retry: this.#options.retry,
         autoCheckpoint: this.#options.autoCheckpoint,
+        explainConflicts: this.#options.explainConflicts,
         onCommitted: (read, commit) => {
           // Only useful while the kept snapshot is still the one the commit followed.
           if (this.#latest === read) this.#own = commit

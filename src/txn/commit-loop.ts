@@ -41,6 +41,8 @@ export interface CommitLoopRequest {
   readonly commitInfo: CommitInfo
   readonly txnId: string
   readonly flags: ConflictFlags
+  /** Name in a conflict's hint what would have reconciled it (an extra check; default true). */
+  readonly explain?: boolean | undefined
   readonly retry: CommitRetryPolicy
   /** The read snapshot's columns, for row queries of the conflict checker. */
   readonly columns: readonly ColumnSpec[]
@@ -218,6 +220,7 @@ async function commitLoop(req: CommitLoopRequest, uncertainty: CommitUncertainty
       const fetched = await fetchFacts(engine, req.columns, plan, dvCache, signal)
       const result = checkConflicts(txn, winner, flags, fetched)
       if (result.kind === 'conflict') {
+        if (req.explain === false) throw result.error
         throw await explained(result.error, {
           engine,
           columns: req.columns,

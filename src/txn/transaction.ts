@@ -66,6 +66,8 @@ export interface TransactionContext {
   readonly retry?: Partial<CommitRetryPolicy> | undefined
   /** Writes a checkpoint after commits whose version is a multiple of the interval (default true). */
   readonly autoCheckpoint?: boolean | undefined
+  /** Whether a conflict's hint names what would have reconciled it (default true). */
+  readonly explainConflicts?: boolean | undefined
   /**
    * Told of a commit that landed right after the read snapshot (no other writer's commit came
    * between), with the commit as a read of its file parses it: the table advances its snapshot
@@ -375,6 +377,7 @@ export class TransactionCore {
       commitInfo,
       txnId,
       flags: this.#ctx.flags,
+      explain: this.#ctx.explainConflicts !== false,
       retry: { ...DEFAULT_RETRY_POLICY, ...this.#ctx.retry },
       columns: columnSpecs(snap, undefined),
       signal: this.#signal,

@@ -172,3 +172,41 @@ describe('conflict hints name what would reconcile', () => {
     })
   }
 })
+
+describe('explainConflicts: false', () => {
+  it('aborts with the bare file-level hint: nothing named, no remedy, nothing committed', async () => {
+    const root = await mkdtemp(join(tmpdir(), 'delta-rlc-conflict-remedies-'))
+    roots.push(root)
+    const location = join(root, 't')
+    const created = await DeltaTable.create(location, {
+      schema: 'id long not null',
+      properties: { 'delta.enableDeletionVectors': 'true' },
+    })
+    await created.append([{ id: 1n }, { id: 2n }, { id: 3n }])
+    await created.close()
+    const table = await DeltaTable.open(location, { conflicts: {}, explainConflicts: false })
+    try {
+      const tx = await table.begin()
+      await tx.delete('id = 2')
+      await table.delete('id = 1')
+      const err = await tx.commit().then(
+        () => assert.fail('the loser committed'),
+        (e: unknown) => e,
+      )
+      assert.ok(err instanceof ConcurrentModificationError, String(err))
+      assert.equal(err.code, 'DELTA_CONCURRENT_APPEND')
+      assert.equal(err.hint, RERUN)
+      assert.equal(err.remedy, undefined)
+      assert.deepEqual(await ids(table), [2n, 3n])
+    } finally {
+      await table.close()
+    }
+  })
+
+  it('is checked like every open option', async () => {
+    await assert.rejects(
+      DeltaTable.open('/nonexistent', { explainConflicts: 'no' as unknown as boolean }),
+      (e: unknown) => e instanceof Error && 'code' in e && e.code === 'DELTA_INVALID_ARGUMENT',
+    )
+  })
+})
