@@ -9,6 +9,7 @@ import type {
   CompactRequest,
   DataWriter,
   RewriteRequest,
+  RewriteRowTracking,
   WriteRowsRequest,
   WrittenFile,
 } from '../engine/data-writer.js'
@@ -135,9 +136,11 @@ export class DuckDbWriter implements DataWriter {
       })
     }
     const set = resolveSet(request.set, layout)
+    const tracking = request.rowTracking
+    if (tracking !== undefined) checkRowTrackingSources(tracking, sources, layout, 'A rewrite', 'sources')
     if (sources.length === 0) return []
     return this.#job('rewrite', layout, request.signal, async (job) => {
-      const { sql: rel } = await job.sourceRelation(sources, true)
+      const { sql: rel } = await job.sourceRelation(sources, true, tracking)
       const columns = new ColumnResolver(layout, 'r')
       const render = (e: Expression): string => renderDuckDbSql(e, { column: (path) => columns.sql(path) })
       const out = [
@@ -156,6 +159,7 @@ export class DuckDbWriter implements DataWriter {
         from += ` ${mode === 'include' ? 'SEMI' : 'ANTI'} JOIN w_pos ON w_pos.__idx = r.__idx AND w_pos.__pos = r.__frn`
       }
       const where = request.where === undefined ? '' : ` WHERE coalesce((${render(request.where)}), false)`
+      if (tracking !== undefined) out.push('r.__rid', 'r.__rcv')
       await job.runUserSql(
         `CREATE TEMP TABLE w_out AS SELECT ${out.join(', ')}, r.__idx, r.__frn FROM ${from}${where} ORDER BY r.__idx, r.__frn`,
       )
@@ -163,13 +167,15 @@ export class DuckDbWriter implements DataWriter {
       await checkNotNull(job.con, layout, set)
       const total = Number((await job.con.runAndReadAll('SELECT count(*) FROM w_out')).getRows()[0]?.[0] ?? 0)
       if (total === 0) return []
+      const hidden = tracking === undefined ? [] : rowTrackingSelect(tracking)
       if (layout.partitionColumns.length === 0) {
-        return job.writeGroups('w_out', [{ where: 'true', partitionValues: {} }])
+        return job.writeGroups('w_out', [{ where: 'true', partitionValues: {} }], hidden)
       }
       const groups = await groupTableByPartition(job.con, layout)
       return job.writeGroups(
         'w_final',
         groups.map((partitionValues, g) => ({ where: `__gid = ${g}`, partitionValues })),
+        hidden,
       )
     })
   }
@@ -196,7 +202,15 @@ export class DuckDbWriter implements DataWriter {
       return { sources: bin, partitionValues: values[0] as Record<string, string | null> }
     })
     const tracking = request.rowTracking
-    if (tracking !== undefined) checkRowTrackingSources(tracking, bins, layout)
+    if (tracking !== undefined) {
+      checkRowTrackingSources(
+        tracking,
+        bins.flatMap((b) => b.sources),
+        layout,
+        'A compaction',
+        'bins',
+      )
+    }
     if (bins.length === 0) return []
     return this.#job('compaction', layout, request.signal, async (job) => {
       const outputs: CompactionOutput[] = []
@@ -353,10 +367,17 @@ class WriteJob {
     appender.closeSync()
   }
 
-  /** Writes the rows of each group of `table` to files near the target size, then uploads them. */
-  async writeGroups(table: string, groups: readonly GroupSpec[]): Promise<WrittenFile[]> {
+  /**
+   * Writes the rows of each group of `table` to files near the target size, then uploads them;
+   * `hidden` are further select items written after the data columns (row tracking).
+   */
+  async writeGroups(
+    table: string,
+    groups: readonly GroupSpec[],
+    hidden: readonly string[] = [],
+  ): Promise<WrittenFile[]> {
     const layout = this.layout
-    const select = dataSelectList(layout)
+    const select = [dataSelectList(layout), ...hidden].join(', ')
     const files: ScratchFile[] = []
     for (const g of groups) {
       this.check()
@@ -382,12 +403,7 @@ class WriteJob {
     // and in the rows the order check compares it with.
     const selectList = [
       dataSelectList(this.layout),
-      ...(rowTracking === undefined
-        ? []
-        : [
-            `__rid AS ${sqlIdent(rowTracking.materializedRowIdColumn as string)}`,
-            `__rcv AS ${sqlIdent(rowTracking.materializedRowCommitVersionColumn as string)}`,
-          ]),
+      ...(rowTracking === undefined ? [] : rowTrackingSelect(rowTracking)),
     ].join(', ')
     const physical = await this.#countsBySource(
       `SELECT s.${sqlIdent(FILE_INDEX_COL)}, count(*) FROM read_parquet([${paths.map(sqlString).join(', ')}], ` +
@@ -762,21 +778,38 @@ function dataSelectList(layout: WriteLayout): string {
 }
 
 /**
- * A compaction that preserves row tracking needs both hidden column names, names no data column
- * has, and every source's `baseRowId` and `defaultRowCommitVersion` (a row without a materialized
- * value takes its id from them).
+ * The row-tracking columns of a copied or updated row, over a relation with `__rid` and `__rcv`
+ * (a tracking {@link WriteJob.sourceRelation}): the stable row id in the materialized row-id
+ * column, and the stable commit version in the other one, or NULL for an updated row (it then
+ * reads its new file's `defaultRowCommitVersion`). Compaction and rewrites write them alike.
+ */
+function rowTrackingSelect(tracking: RewriteRowTracking): string[] {
+  return [
+    `__rid AS ${sqlIdent(tracking.materializedRowIdColumn as string)}`,
+    `${tracking.updated === true ? 'CAST(NULL AS BIGINT)' : '__rcv'} AS ${sqlIdent(tracking.materializedRowCommitVersionColumn as string)}`,
+  ]
+}
+
+/**
+ * A compaction or rewrite that preserves row tracking needs both hidden column names, names no
+ * data column has, and every source's `baseRowId` and `defaultRowCommitVersion` (a row without a
+ * materialized value takes its id from them).
  *
+ * @param what - the request, for messages (`A compaction`)
+ * @param argument - the request field that lists the sources
  * @throws {InvalidArgumentError} naming what is missing
  */
 function checkRowTrackingSources(
   tracking: RowTrackingColumns,
-  bins: readonly { readonly sources: readonly DataFileRef[] }[],
+  sources: readonly DataFileRef[],
   layout: WriteLayout,
+  what: string,
+  argument: string,
 ): void {
   const names = [tracking.materializedRowIdColumn, tracking.materializedRowCommitVersionColumn]
   if (names.some((n) => n === undefined || n === '')) {
     throw new InvalidArgumentError(
-      'A compaction that preserves row tracking needs both materialized column names',
+      `${what} that preserves row tracking needs both materialized column names`,
       {
         argument: 'rowTracking',
       },
@@ -794,14 +827,12 @@ function checkRowTrackingSources(
       },
     )
   }
-  for (const bin of bins) {
-    for (const f of bin.sources) {
-      if (f.baseRowId === undefined || f.defaultRowCommitVersion === undefined) {
-        throw new InvalidArgumentError(
-          `Source '${f.key}' has no baseRowId or defaultRowCommitVersion, which preserving its row ids needs`,
-          { argument: 'bins' },
-        )
-      }
+  for (const f of sources) {
+    if (f.baseRowId === undefined || f.defaultRowCommitVersion === undefined) {
+      throw new InvalidArgumentError(
+        `Source '${f.key}' has no baseRowId or defaultRowCommitVersion, which preserving its row ids needs`,
+        { argument },
+      )
     }
   }
 }

@@ -97,6 +97,25 @@ export interface RewriteRequest extends WriteCallOptions {
    */
   readonly set?: Readonly<Record<string, Expression>> | undefined
   readonly target: WriteTarget
+  /**
+   * Preserve row tracking (a table with it enabled): the new files get the two hidden columns
+   * (both names required), and every written row keeps its stable row id as its source gives it
+   * (the source's materialized value where present and not null, else its `baseRowId` plus the
+   * row's physical position), as a compaction does. A copied row keeps its row commit version
+   * too; an updated one (`updated`) gets NULL there, so it reads its new file's
+   * `defaultRowCommitVersion`: the version of the commit that updates it. Every source must then
+   * carry `baseRowId` and `defaultRowCommitVersion`.
+   */
+  readonly rowTracking?: RewriteRowTracking | undefined
+}
+
+/** How a {@link RewriteRequest} preserves row tracking. */
+export interface RewriteRowTracking extends RowTrackingColumns {
+  /**
+   * The rows are updated (UPDATE images), not copied: their commit version is written NULL.
+   * Default false.
+   */
+  readonly updated?: boolean | undefined
 }
 
 /** Bin-packed compaction: each bin's live rows into one new file. */

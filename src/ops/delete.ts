@@ -3,7 +3,7 @@ import { parseWhere } from '../expressions/parse-where.js'
 import { toSql } from '../expressions/to-sql.js'
 import { canWriteDeletionVectors } from '../protocol/table-features.js'
 import { pruneFiles } from '../scan/prune-files.js'
-import { checkRowCopyingSupported } from '../txn/row-copying.js'
+import { checkRowCopyingSupported, rowTrackingToPreserve } from '../txn/row-copying.js'
 import type { OperationContext, PreparedOperation } from '../txn/staged-operation.js'
 import { matchRows, removeRows } from './dml-support.js'
 
@@ -14,7 +14,9 @@ import { matchRows, removeRows } from './dml-support.js'
  * predicate names partition columns only: it decides whole files exactly. A file whose live rows
  * all match is removed whole. Otherwise, with deletion vectors enabled on the table
  * (`delta.enableDeletionVectors`), the file gets a new DV (merge-on-read: `remove(P, oldDV)` +
- * `add(P, newDV)`); without them its remaining rows are copied to a new file (copy-on-write).
+ * `add(P, newDV)`); without them its remaining rows are copied to a new file (copy-on-write),
+ * which on a table with row tracking enabled carries each copied row's stable id and commit
+ * version in the materialized columns.
  *
  * @param ctx - the transaction's context
  * @param where - SQL predicate text or expression
@@ -29,9 +31,10 @@ export async function buildDelete(
   const predicate = parseWhere(where)
   const { files: candidates } = pruneFiles(snap, snap.activeFiles(), predicate)
   const { data } = ctx.recordRead(candidates, predicate)
-  // A data predicate may leave rows of a file: without deletion vectors they are copied.
+  // A data predicate may leave rows of a file: without deletion vectors they are copied, with
+  // their row ids when row tracking is enabled (removeRows writes them).
   if (data !== undefined && !canWriteDeletionVectors(snap.protocol, snap.metadata)) {
-    checkRowCopyingSupported(snap, 'DELETE')
+    checkRowCopyingSupported(snap, 'DELETE', { preservesRowIds: true })
   }
   const removal =
     data === undefined
@@ -52,5 +55,6 @@ export async function buildDelete(
       numDeletionVectorsAdded: removal.dvsAdded + removal.dvsUpdated,
     },
     changesData: true,
+    preservesRowIds: rowTrackingToPreserve(snap) !== undefined,
   }
 }

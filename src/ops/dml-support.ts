@@ -13,7 +13,9 @@ import { canWriteDeletionVectors, isAppendOnly } from '../protocol/table-feature
 import { columnSpecs } from '../scan/column-specs.js'
 import { dataFileRefs } from '../scan/data-file-refs.js'
 import { snapshotColumns } from '../scan/prune-files.js'
+import { checkFilesTrackRows } from '../scan/row-tracking-scan.js'
 import type { Snapshot } from '../snapshot/snapshot.js'
+import { rowTrackingToPreserve } from '../txn/row-copying.js'
 import type { OperationContext } from '../txn/staged-operation.js'
 import { addFileOf, writeDeletionVectors, writeTargetOf } from './write-support.js'
 
@@ -102,7 +104,9 @@ export async function replaceRows(
  * whose every live row leaves is removed whole; otherwise, when the table may take deletion
  * vectors, it gets the union of its old DV and the positions (`remove(P, oldDV)` +
  * `add(P, newDV)`, stats marked not tight); without, its remaining rows are copied to new files
- * and the file is removed. Every action has `dataChange = true`. What it writes (DV file,
+ * and the file is removed. With row tracking enabled the copies keep each row's stable id and
+ * commit version in the materialized columns ({@link rowTrackingToPreserve}), so the caller
+ * declares `preservesRowIds`. Every action has `dataChange = true`. What it writes (DV file,
  * copies) is handed to `ctx.wrote` as soon as it is stored.
  *
  * @param ctx - the transaction's context
@@ -155,12 +159,16 @@ export async function removeRows(
     }
     let copied: WrittenFile[] = []
     if (rewrites.length > 0) {
+      // Row tracking enabled: the copies keep their stable ids and commit versions.
+      const rowTracking = rowTrackingToPreserve(snap)
+      if (rowTracking !== undefined) checkFilesTrackRows(rewrites.map((r) => r.file))
       copied = await ctx.engine.writer.rewrite({
         sources: rewrites.map((r) => r.ref),
         positions: new Map(rewrites.map((r) => [r.ref.key, r.positions])),
         positionsMode: 'exclude',
         target: writeTargetOf(snap),
         signal: ctx.signal,
+        rowTracking,
       })
       ctx.wrote(copied.map((f) => f.key))
     }

@@ -4,7 +4,8 @@ import type { Expression } from '../expressions/ast.js'
 import { parseWhere } from '../expressions/parse-where.js'
 import { toSql } from '../expressions/to-sql.js'
 import { pruneFiles } from '../scan/prune-files.js'
-import { checkRowCopyingSupported } from '../txn/row-copying.js'
+import { checkFilesTrackRows } from '../scan/row-tracking-scan.js'
+import { checkRowCopyingSupported, rowTrackingToPreserve } from '../txn/row-copying.js'
 import type { OperationContext, PreparedOperation } from '../txn/staged-operation.js'
 import { checkNotAppendOnly, matchRows, parseAssignments, replaceRows } from './dml-support.js'
 import { writeTargetOf } from './write-support.js'
@@ -28,7 +29,9 @@ export interface UpdateOptions {
  * untouched rows and gets a new DV over the matched ones (`remove(P, oldDV)` + `add(P, newDV)`);
  * without, the untouched rows are copied to new files (copy-on-write). Either way the updated
  * images go to new files, which are ordinary adds (a file whose every live row matched is
- * removed whole). Everything is written before any action is staged.
+ * removed whole). Everything is written before any action is staged. With row tracking enabled
+ * an updated row keeps its stable row id and takes the UPDATE's version as its commit version
+ * (its materialized commit version is NULL); a copied row keeps both.
  *
  * @param ctx - the transaction's context
  * @param options - `where` and `set`
@@ -43,7 +46,7 @@ export async function buildUpdate(ctx: OperationContext, options: UpdateOptions)
     throw new InvalidArgumentError('update expects { where?, set }', { argument: 'options' })
   }
   const snap = ctx.snapshot
-  checkRowCopyingSupported(snap, 'UPDATE')
+  checkRowCopyingSupported(snap, 'UPDATE', { preservesRowIds: true })
   checkNotAppendOnly(snap, 'UPDATE')
   const set = parseAssignments(snap, options.set)
   const predicate = parseWhere(options.where)
@@ -52,6 +55,7 @@ export async function buildUpdate(ctx: OperationContext, options: UpdateOptions)
   const parameters = { predicate: predicate ? JSON.stringify(toSql(predicate)) : undefined }
 
   const touched = await matchRows(ctx, candidates, predicate)
+  const rowTracking = rowTrackingToPreserve(snap)
   if (touched.length === 0) {
     return {
       operation: 'UPDATE',
@@ -62,7 +66,10 @@ export async function buildUpdate(ctx: OperationContext, options: UpdateOptions)
     }
   }
 
-  // Images first: a bad `set` (type, NOT NULL) fails here, before any DV is written.
+  // Images first: a bad `set` (type, NOT NULL) fails here, before any DV is written. With row
+  // tracking enabled they keep their stable ids and take the commit's version; the copies of a
+  // copy-on-write UPDATE keep both (replaceRows).
+  if (rowTracking !== undefined) checkFilesTrackRows(touched.map((t) => t.file))
   const images: WrittenFile[] = await ctx.engine.writer.rewrite({
     sources: touched.map((t) => t.ref),
     positions: new Map(touched.map((t) => [t.ref.key, t.positions])),
@@ -70,6 +77,7 @@ export async function buildUpdate(ctx: OperationContext, options: UpdateOptions)
     set,
     target: writeTargetOf(snap),
     signal: ctx.signal,
+    rowTracking: rowTracking === undefined ? undefined : { ...rowTracking, updated: true },
   })
   ctx.wrote(images.map((f) => f.key))
   const { removal, actions } = await replaceRows(ctx, touched, images)
@@ -89,6 +97,7 @@ export async function buildUpdate(ctx: OperationContext, options: UpdateOptions)
       removal.dvsRemoved,
     ),
     changesData: true,
+    preservesRowIds: rowTracking !== undefined,
   }
 }
 

@@ -2,13 +2,15 @@
  * Which operations may write to tables whose features bind rewrites: with row tracking enabled a
  * copied row must keep its stable id (written to the materialized columns), and a clustered
  * table's rewritten files must be clustered (not implemented). Appends and DELETEs with deletion
- * vectors leave every existing row in its file, so they write to such tables, and a bin-packing
- * OPTIMIZE writes the materialized columns; every other operation that copies rows is refused
+ * vectors leave every existing row in its file, so they write to such tables; a bin-packing
+ * OPTIMIZE, an UPDATE and a copy-on-write DELETE write the materialized columns
+ * ({@link rowTrackingToPreserve}); every other operation that copies rows is refused
  * before it writes anything ({@link checkRowCopyingSupported}, called by each such operation),
  * and the transaction refuses any staged work that copies rows without declaring that it
  * preserved their ids ({@link checkNoRowCopying}), so a new operation cannot forget the rule.
  */
 
+import type { RowTrackingColumns } from '../engine/data-plane.js'
 import { UnsupportedTableFeatureError } from '../errors/index.js'
 import { type Action, isAdd, isRemove } from '../protocol/actions.js'
 import { type RowTrackingState, rowCopyingUnsupported, rowTrackingState } from '../protocol/row-tracking.js'
@@ -27,10 +29,10 @@ export const IN_PLACE_ONLY_FEATURES: readonly string[] = Object.freeze(['cluster
  * Refuses an operation that copies rows to new files (UPDATE, MERGE, a copy-on-write DELETE,
  * OPTIMIZE) on a table it cannot write that way, before it writes anything:
  *
- * - row tracking enabled: the copies would have to preserve each row's stable id and commit
- *   version in the materialized columns, which is not implemented, and without it every copied
- *   row would silently take a new id (a table that only supports row tracking makes no such
- *   promise: its copies take fresh ids, as the protocol allows);
+ * - row tracking enabled: the copies must preserve each row's stable id and commit version in
+ *   the materialized columns, and an operation that does not would silently give every copied
+ *   row a new id (a table that only supports row tracking makes no such promise: its copies take
+ *   fresh ids, as the protocol allows);
  * - clustering (or its early name `liquid`): a rewrite would have to cluster its output.
  *
  * An operation that writes the copied rows' ids to the materialized columns says so with
@@ -81,6 +83,23 @@ export function checkNoRowCopying(
   if (actions.some((a) => isAdd(a) && !removed.has(a.add.path))) {
     checkRowCopyingSupported(snap, operation, options)
   }
+}
+
+/**
+ * The materialized row-tracking columns that rows copied or updated on this table must be written
+ * with: the table's names when row tracking is enabled and names both, else `undefined` (a table
+ * that only supports row tracking gives copies fresh ids, as the protocol allows, and an enabled
+ * one without the names is refused by {@link checkRowCopyingSupported}).
+ *
+ * @param snap - the read snapshot
+ */
+export function rowTrackingToPreserve(snap: Snapshot): RowTrackingColumns | undefined {
+  const state = rowTrackingState(snap.protocol, snap.metadata)
+  if (!state.enabled || !canMaterializeRowIds(state)) return undefined
+  return Object.freeze({
+    materializedRowIdColumn: state.materializedRowIdColumn,
+    materializedRowCommitVersionColumn: state.materializedRowCommitVersionColumn,
+  })
 }
 
 /**

@@ -3,7 +3,8 @@
  * features and materialized column names; every commit gives its new files fresh row ids above
  * the table's high-water mark and its own version as their commit version, concurrent writers
  * included (the loser re-bases); removes and re-added files keep theirs. Operations that would copy
- * rows to new files are refused, since they cannot preserve the copied rows' ids yet. The
+ * rows to new files without preserving their ids (MERGE, Z-order OPTIMIZE) are refused; UPDATE and
+ * copy-on-write DELETE are covered by `row-tracking-preservation.test.ts`. The
  * Databricks-written fixture of `../shared/fixtures/row-tracking/` is appended to and deleted from
  * (on a copy).
  */
@@ -336,7 +337,7 @@ describe('row tracking on write', () => {
     }
   })
 
-  it('UPDATE, MERGE, Z-order OPTIMIZE and a copy-on-write DELETE are refused before they write anything', async () => {
+  it('MERGE and Z-order OPTIMIZE are refused before they write anything', async () => {
     const table = await createTracked({ 'delta.enableDeletionVectors': 'false' })
     try {
       await table.append([
@@ -347,7 +348,6 @@ describe('row tracking on write', () => {
       const before = await table.snapshot()
       const filesBefore = (await readdir(table.location)).sort()
       const refusals: [string, () => Promise<unknown>][] = [
-        ['UPDATE', () => table.update({ set: { v: "'z'" }, where: 'id = 1' })],
         [
           'MERGE',
           () =>
@@ -357,7 +357,6 @@ describe('row tracking on write', () => {
             }),
         ],
         ['OPTIMIZE ZORDER BY', () => table.optimize({ zOrderBy: ['v'] })],
-        ['DELETE', () => table.delete('id = 1')],
       ]
       for (const [operation, run] of refusals) {
         await assert.rejects(
@@ -375,6 +374,122 @@ describe('row tracking on write', () => {
       await table.delete()
       assert.equal((await table.scan().toArray()).length, 0)
     } finally {
+      await table.close()
+    }
+  })
+})
+
+describe('row tracking on write: UPDATE and copy-on-write DELETE keep row ids', () => {
+  it('a copy-on-write DELETE copies the surviving rows with their ids and commit versions in the materialized columns', async () => {
+    const table = await createTracked({ 'delta.enableDeletionVectors': 'false' })
+    try {
+      await table.append([1, 2, 3].map((i) => ({ id: BigInt(i), v: 'a' })))
+      await table.append([4, 5].map((i) => ({ id: BigInt(i), v: 'b' })))
+      const expected = await idsOf(table)
+      const deleted = await table.delete('id = 2')
+      assert.equal(deleted.metrics.numCopiedRows, 2)
+      expected.delete(2n)
+      assert.deepEqual(await idsOf(table), expected)
+      assert.equal(await preservedTagOf(table, deleted.version), 'true')
+      const snap = await table.snapshot()
+      const copy = snap.activeFiles().find((f) => f.defaultRowCommitVersion === deleted.version)
+      // The copy's own fresh ids (5..6) are not its rows' stable ids (0 and 2): those are read
+      // from the materialized columns.
+      assert.equal(copy?.baseRowId, 5n)
+      assert.deepEqual(await parquetColumns(table, copy?.path as string), [
+        'id',
+        'v',
+        snap.properties['delta.rowTracking.materializedRowIdColumnName'],
+        snap.properties['delta.rowTracking.materializedRowCommitVersionColumnName'],
+      ])
+      // Copied again (from materialized values) and from the other file (from default values).
+      await table.delete('id = 3 OR id = 4')
+      expected.delete(3n)
+      expected.delete(4n)
+      assert.deepEqual(await idsOf(table), expected)
+      await checkIdRanges(table)
+    } finally {
+      await table.close()
+    }
+  })
+
+  for (const dvs of [true, false]) {
+    it(`UPDATE ${dvs ? 'with deletion vectors' : 'copy-on-write'}: updated rows keep their ids and take the UPDATE's version, the others keep both`, async () => {
+      const table = await createTracked({ 'delta.enableDeletionVectors': String(dvs) })
+      try {
+        await table.append([1, 2, 3].map((i) => ({ id: BigInt(i), v: 'a' })))
+        await table.append([4, 5].map((i) => ({ id: BigInt(i), v: 'b' })))
+        const expected = await idsOf(table)
+        const first = await table.update({ set: { v: "'z'" }, where: 'id = 2 OR id = 4' })
+        assert.equal(first.metrics.numUpdatedRows, 2)
+        assert.equal(first.metrics.numCopiedRows, dvs ? 0 : 3)
+        for (const id of [2n, 4n])
+          expected.set(id, [(expected.get(id) as [bigint, bigint])[0], first.version])
+        assert.deepEqual(await idsOf(table), expected)
+        assert.equal(await preservedTagOf(table, first.version), 'true')
+        // Again, over rows updated before (materialized id, NULL version) and untouched ones.
+        const second = await table.update({ set: { v: "'y'" }, where: 'id = 1 OR id = 2' })
+        for (const id of [1n, 2n])
+          expected.set(id, [(expected.get(id) as [bigint, bigint])[0], second.version])
+        assert.deepEqual(await idsOf(table), expected)
+        const rows = await table.scan({ withRowTracking: true }).toArray()
+        assert.deepEqual(
+          rows.map((r) => [r.id, r.v]).sort((a, b) => Number((a[0] as bigint) - (b[0] as bigint))),
+          [
+            [1n, 'y'],
+            [2n, 'y'],
+            [3n, 'a'],
+            [4n, 'z'],
+            [5n, 'b'],
+          ],
+        )
+        const rowIds = rows.map((r) => r._row_id)
+        assert.equal(new Set(rowIds).size, rowIds.length, 'row ids are unique')
+        await checkIdRanges(table)
+      } finally {
+        await table.close()
+      }
+    })
+  }
+
+  it('an UPDATE that moves rows to another partition keeps their ids', async () => {
+    const table = await DeltaTable.create(join(await tempDir(), 't'), {
+      schema: 'id long not null, p string',
+      partitionBy: ['p'],
+      properties: { 'delta.enableRowTracking': 'true', 'delta.enableDeletionVectors': 'false' },
+    })
+    try {
+      await table.append([1, 2, 3].map((i) => ({ id: BigInt(i), p: 'x' })))
+      const expected = await idsOf(table)
+      const moved = await table.update({ set: { p: "'y'" }, where: 'id >= 2' })
+      for (const id of [2n, 3n]) expected.set(id, [(expected.get(id) as [bigint, bigint])[0], moved.version])
+      assert.deepEqual(await idsOf(table), expected)
+      const byPartition = (await table.scan().toArray()).map((r) => `${r.id}:${r.p}`).sort()
+      assert.deepEqual(byPartition, ['1:x', '2:y', '3:y'])
+      await checkIdRanges(table)
+    } finally {
+      await table.close()
+    }
+  })
+
+  it('an UPDATE that loses to an append takes the version it commits at for its updated rows', async () => {
+    const table = await createTracked({ 'delta.enableDeletionVectors': 'false' })
+    const other = await DeltaTable.open(table.location)
+    try {
+      await table.append([1, 2].map((i) => ({ id: BigInt(i), v: 'a' })))
+      const expected = await idsOf(table)
+      const txn = await table.begin()
+      await txn.update({ set: { v: "'z'" }, where: 'id = 1' })
+      const won = await other.append([{ id: 50n, v: 'w' }])
+      const lost = await txn.commit()
+      assert.equal(lost.attempts, 2)
+      assert.equal(lost.version, won.version + 1n)
+      expected.set(1n, [(expected.get(1n) as [bigint, bigint])[0], lost.version])
+      expected.set(50n, [2n, won.version])
+      assert.deepEqual(await idsOf(table), expected)
+      await checkIdRanges(table)
+    } finally {
+      await other.close()
       await table.close()
     }
   })
@@ -406,7 +521,7 @@ describe('row tracking on write: the Databricks fixture', { skip: FIXTURE_SKIP }
     }
   })
 
-  it('UPDATE is refused with the preservation message and nothing is committed', async () => {
+  it('UPDATE is refused on the clustered (liquid) table and nothing is committed', async () => {
     const table = await fixtureCopy()
     try {
       const filesBefore = (await readdir(table.location)).sort()
@@ -414,7 +529,7 @@ describe('row tracking on write: the Databricks fixture', { skip: FIXTURE_SKIP }
         table.update({ set: { id: 'id + 100' }, where: 'id = 3' }),
         (e) =>
           isDeltaError(e, 'DELTA_UNSUPPORTED_TABLE_FEATURE') &&
-          /UPDATE copies rows to new files, and preserving their row ids on rewrite/.test(e.message),
+          /UPDATE rewrites rows of a clustered table/.test(e.message),
       )
       assert.equal((await table.snapshot()).version, 0n)
       assert.deepEqual((await readdir(table.location)).sort(), filesBefore)

@@ -1,14 +1,16 @@
 /**
- * Compaction that preserves row tracking: each output carries every row's stable row id and row
+ * Compaction and rewrites that preserve row tracking: each output carries every row's stable row id and row
  * commit version in the two materialized columns, from its source's materialized values where
  * present and not null, else from the source's `baseRowId` + physical position and
- * `defaultRowCommitVersion` (rows a deletion vector hides keep their positions' ids out).
+ * `defaultRowCommitVersion` (rows a deletion vector hides keep their positions' ids out). A
+ * rewrite of updated rows writes their commit version NULL.
  */
 import assert from 'node:assert/strict'
 import { after, before, describe, it } from 'node:test'
 import type { DataFileRef, RowTrackingColumns } from '../../../src/engine/data-plane.js'
 import type { WrittenFile } from '../../../src/engine/data-writer.js'
 import { InvalidArgumentError } from '../../../src/errors/index.js'
+import { parseExpression, parsePredicate } from '../../../src/expressions/parse-predicate.js'
 import { listKeys, readFileRows, schemaOf, targetOf, type WriterEnv, writerEnv } from './writer-helpers.js'
 
 const ROW_ID = '_row-id-col-test'
@@ -120,6 +122,52 @@ describe('compaction preserving row tracking', () => {
     for (const [name, request] of cases) {
       await assert.rejects(env.writer.compact(request), InvalidArgumentError, name)
     }
+    assert.deepEqual(await listKeys(env.store), keys)
+  })
+})
+
+describe('rewrite preserving row tracking', () => {
+  it('copies keep both values; updated rows keep their id with a NULL commit version', async () => {
+    const sources = [
+      ref(a, { baseRowId: 100n, defaultRowCommitVersion: 4n, deletedRows: [0] }),
+      ref(b, { baseRowId: 7n, defaultRowCommitVersion: 2n }),
+    ]
+    const [copy] = await env.writer.rewrite({
+      sources,
+      positions: new Map([[a.key, [1]]]),
+      positionsMode: 'exclude',
+      target,
+      rowTracking: TRACKING,
+    })
+    const copied = (await hiddenOf(copy ?? null)).sort((x, y) => Number((x[0] as bigint) - (y[0] as bigint)))
+    assert.deepEqual(copied, [
+      [2n, 102n, 4n],
+      [10n, 7n, 2n],
+      [11n, 8n, 2n],
+    ])
+    // The copy as a source: its materialized ids win over its own baseRowId.
+    const [image] = await env.writer.rewrite({
+      sources: [ref(copy as WrittenFile, { baseRowId: 500n, defaultRowCommitVersion: 9n })],
+      where: parsePredicate('id > 5'),
+      set: { v: parseExpression("'z'") },
+      target,
+      rowTracking: { ...TRACKING, updated: true },
+    })
+    const updated = (await hiddenOf(image ?? null)).sort((x, y) =>
+      Number((x[0] as bigint) - (y[0] as bigint)),
+    )
+    assert.deepEqual(updated, [
+      [10n, 7n, null],
+      [11n, 8n, null],
+    ])
+  })
+
+  it('refuses sources without row-tracking fields, writing nothing', async () => {
+    const keys = await listKeys(env.store)
+    await assert.rejects(
+      env.writer.rewrite({ sources: [ref(a, { baseRowId: 0n })], target, rowTracking: TRACKING }),
+      (e) => e instanceof InvalidArgumentError && /no baseRowId or defaultRowCommitVersion/.test(e.message),
+    )
     assert.deepEqual(await listKeys(env.store), keys)
   })
 })
