@@ -9,9 +9,9 @@
  */
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { parseOptimizeSourceComposition } from '../../../src/protocol/composition-tags.js'
 import { buildOptimize, type OptimizeOptions } from '../../../src/ops/optimize.js'
 import type { AddFile, RemoveFile } from '../../../src/protocol/actions.js'
+import { parseOptimizeSourceComposition } from '../../../src/protocol/composition-tags.js'
 import { parseStats } from '../../../src/protocol/stats.js'
 import { checkCompactionOffsets } from '../../../src/race/verify-compaction.js'
 import { createLocalStore } from '../../../src/storage/index.js'

@@ -6,15 +6,15 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import type { ConflictCheckResult } from '../../../src/conflict/check-conflicts.js'
-import {
-  parseOptimizeSourceComposition,
-  REMAPPED_COMPACTION_INFO_TAG,
-} from '../../../src/protocol/composition-tags.js'
 import { DEFAULT_CONFLICT_FLAGS } from '../../../src/conflict/flags.js'
 import { planConflictFetches } from '../../../src/conflict/plan-fetches.js'
 import type { TransactionInfo } from '../../../src/conflict/transaction-info.js'
 import { initDeletionVectors } from '../../../src/dv/initialization.js'
 import type { AddFile, RemoveFile } from '../../../src/protocol/actions.js'
+import {
+  parseOptimizeSourceComposition,
+  REMAPPED_COMPACTION_INFO_TAG,
+} from '../../../src/protocol/composition-tags.js'
 import {
   compaction,
   dmlWinner,

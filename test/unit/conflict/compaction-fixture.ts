@@ -4,7 +4,6 @@
  * id 100k + r), compacted into `out.parquet`.
  */
 
-import { planCompositionTags, withCompositionTags } from '../../../src/protocol/composition-tags.js'
 import { decodeInlineDv } from '../../../src/dv/descriptor.js'
 import {
   type Action,
@@ -13,6 +12,7 @@ import {
   type DeletionVectorDescriptor,
   type RemoveFile,
 } from '../../../src/protocol/actions.js'
+import { planCompositionTags, withCompositionTags } from '../../../src/protocol/composition-tags.js'
 import { A, add, DV_PROTOCOL, dvMeta, loser, removeOf, winner } from './factories.js'
 
 /** Source k of T(300,3), optionally with a read-time deletion vector. */

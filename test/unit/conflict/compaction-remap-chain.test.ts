@@ -8,11 +8,11 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import fc from 'fast-check'
-import { parseOptimizeSourceComposition } from '../../../src/protocol/composition-tags.js'
 import type { TransactionInfo } from '../../../src/conflict/transaction-info.js'
 import { initDeletionVectors } from '../../../src/dv/initialization.js'
 import { parseCommitFile, serializeCommit } from '../../../src/protocol/action-json.js'
 import type { Action, AddFile, DeletionVectorDescriptor } from '../../../src/protocol/actions.js'
+import { parseOptimizeSourceComposition } from '../../../src/protocol/composition-tags.js'
 import { compaction, dmlWinner, dvUpdate, optimizeLoser, rowsOf } from './compaction-fixture.js'
 import {
   A,
