@@ -1,4 +1,4 @@
-import { BIGINT, type DuckDBConnection } from '@duckdb/node-api'
+import { BIGINT, type DuckDBConnection, type DuckDBValue } from '@duckdb/node-api'
 import type { ColumnSpec, DataFileRef, FileMatches } from '../engine/data-plane.js'
 import type {
   MergeExecutor,
@@ -14,7 +14,7 @@ import { renderDuckDbSql } from '../expressions/render-duckdb.js'
 import type { ObjectStore } from '../storage/object-store.js'
 import { appendAll } from '../util/arrays.js'
 import { dataPlaneError, dataPlaneFailureKind } from './duckdb-errors.js'
-import { defineLiveRows, FILE_INDEX_COL } from './duckdb-live-rows.js'
+import { defineLiveRows, FILE_INDEX_COL, ROW_ID_COL } from './duckdb-live-rows.js'
 import { ChunkAppender, RowValueConverter } from './duckdb-row-appender.js'
 import { type DuckDbRuntime, ROW_COL, sqlIdent, sqlString } from './duckdb-runtime.js'
 import { duckType } from './duckdb-types.js'
@@ -123,13 +123,22 @@ class MergeJob {
     // Each part can hold millions of rows: they are appended one by one, as spreading them
     // into one push call would pass them all as arguments and overflow the stack.
     const rows: Record<string, unknown>[] = []
-    appendAll(rows, await this.#images('m_pairs', req.whenMatched, true))
-    appendAll(rows, await this.#images('m_nmbs', req.whenNotMatchedBySource, false))
+    const rowIds: (bigint | null)[] = []
+    for (const images of [
+      await this.#images('m_pairs', req.whenMatched, true),
+      await this.#images('m_nmbs', req.whenNotMatchedBySource, false),
+    ]) {
+      appendAll(rows, images.rows)
+      appendAll(rowIds, images.rowIds)
+    }
     const inserted = await this.#inserts(req.whenNotMatched)
     appendAll(rows, inserted)
+    // Inserted rows take fresh ids.
+    for (let i = 0; i < inserted.length; i++) rowIds.push(null)
     return Object.freeze({
       files,
       rows: Object.freeze(rows),
+      ...(req.rowTracking === undefined ? {} : { rowIds: Object.freeze(rowIds) }),
       numSourceRows: req.sourceRows.length,
       numTargetRowsMatchedUpdated: matched.updated,
       numTargetRowsMatchedDeleted: matched.deleted,
@@ -188,6 +197,9 @@ class MergeJob {
   async #loadTarget(paths: readonly string[]): Promise<void> {
     const target = this.#target
     const defs = target.map((c, i) => `${sqlIdent(`t${i}`)} ${duckType(c.type)}`)
+    // Row tracking: each target row's stable id, which its updated image keeps.
+    const tracking = this.#req.rowTracking
+    if (tracking !== undefined) defs.push('__rid BIGINT')
     await this.#con.run(
       `CREATE TEMP TABLE m_tgt (__fidx INTEGER, __pos BIGINT${defs.map((d) => `, ${d}`).join('')})`,
     )
@@ -199,9 +211,11 @@ class MergeJob {
       columns: target,
       tables: { files: 'm_files', deletedRows: 'm_dv' },
       withFileIndex: true,
+      rowTracking: tracking,
     })
+    const id = tracking === undefined ? '' : `, ${sqlIdent(ROW_ID_COL)}`
     await this.#con.run(
-      `INSERT INTO m_tgt SELECT ${sqlIdent(FILE_INDEX_COL)}, ${sqlIdent(ROW_COL)}${target.map((_, i) => `, c${i}`).join('')} ` +
+      `INSERT INTO m_tgt SELECT ${sqlIdent(FILE_INDEX_COL)}, ${sqlIdent(ROW_COL)}${target.map((_, i) => `, c${i}`).join('')}${id} ` +
         `FROM (${live.sql})`,
     )
   }
@@ -277,14 +291,17 @@ class MergeJob {
     return { updated: Number(row?.[0] ?? 0), deleted: Number(row?.[1] ?? 0) }
   }
 
-  /** The new images of the target rows an update clause acted on. */
+  /**
+   * The new images of the target rows an update clause acted on, with (row tracking) the stable
+   * id of each one's target row.
+   */
   async #images(
     table: string,
     clauses: readonly MergeTargetClause[],
     withSource: boolean,
-  ): Promise<Record<string, unknown>[]> {
+  ): Promise<{ rows: Record<string, unknown>[]; rowIds: (bigint | null)[] }> {
     const updates = indexesOf(clauses, 'update')
-    if (updates.length === 0) return []
+    if (updates.length === 0) return { rows: [], rowIds: [] }
     const select = this.#target.map((c, i) => {
       const branches: string[] = []
       for (const k of updates) {
@@ -294,11 +311,24 @@ class MergeJob {
       const current = `t.${sqlIdent(`t${i}`)}`
       return branches.length === 0 ? current : `CASE p.__clause ${branches.join(' ')} ELSE ${current} END`
     })
+    const tracking = this.#req.rowTracking !== undefined
+    if (tracking) select.push('t.__rid')
     const joinSource = withSource ? ' JOIN m_src s ON s.__sid = p.__sid' : ''
-    return this.#readRows(
+    const result = await this.#query(
       `SELECT ${select.join(', ')} FROM ${table} p JOIN m_tgt t ON t.__fidx = p.__fidx AND t.__pos = p.__pos` +
         `${joinSource} WHERE p.__clause IN (${updates.join(', ')}) ORDER BY p.__fidx, p.__pos`,
     )
+    const values = result.getRows()
+    const at = this.#target.length
+    return {
+      rows: this.#toRows(values),
+      rowIds: tracking
+        ? values.map((r) => {
+            const id = r[at]
+            return id === null || id === undefined ? null : BigInt(id as bigint)
+          })
+        : [],
+    }
   }
 
   /** The rows inserted for source rows that matched nothing. */
@@ -319,13 +349,17 @@ class MergeJob {
         ? `CAST(NULL AS ${duckType(c.type)})`
         : `CASE s.__clause ${branches.join(' ')} ELSE NULL END`
     })
-    return this.#readRows(
-      `SELECT ${select.join(', ')} FROM (SELECT m.*, ${insertCase} AS __clause ` +
-        'FROM m_src m ANTI JOIN m_pairs p ON p.__sid = m.__sid) s WHERE s.__clause >= 0 ORDER BY s.__sid',
+    return this.#toRows(
+      (
+        await this.#query(
+          `SELECT ${select.join(', ')} FROM (SELECT m.*, ${insertCase} AS __clause ` +
+            'FROM m_src m ANTI JOIN m_pairs p ON p.__sid = m.__sid) s WHERE s.__clause >= 0 ORDER BY s.__sid',
+        )
+      ).getRows(),
     )
   }
 
-  async #readRows(sql: string): Promise<Record<string, unknown>[]> {
+  async #query(sql: string): Promise<Awaited<ReturnType<DuckDBConnection['runAndReadAll']>>> {
     let result: Awaited<ReturnType<DuckDBConnection['runAndReadAll']>>
     try {
       result = await this.#con.runAndReadAll(sql)
@@ -333,7 +367,12 @@ class MergeJob {
       throw userError(err)
     }
     this.#check()
-    return result.getRows().map((row) => {
+    return result
+  }
+
+  /** The target columns of result rows as rows keyed by target column name (extra columns ignored). */
+  #toRows(values: readonly (readonly DuckDBValue[])[]): Record<string, unknown>[] {
+    return values.map((row) => {
       const out: Record<string, unknown> = {}
       this.#target.forEach((c, i) => {
         out[c.name] = toJsValue(row[i] ?? null, c.type)

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises'
 import { join } from 'node:path'
-import { type DuckDBConnection, type DuckDBType, type DuckDBValue, INTEGER } from '@duckdb/node-api'
+import { BIGINT, type DuckDBConnection, type DuckDBType, type DuckDBValue, INTEGER } from '@duckdb/node-api'
 import type { DataFileRef, RowTrackingColumns } from '../engine/data-plane.js'
 import type {
   CompactedSource,
@@ -72,11 +72,16 @@ export class DuckDbWriter implements DataWriter {
     const rows: unknown = request.rows
     if (!Array.isArray(rows))
       throw new InvalidArgumentError('rows must be an array of row objects', { argument: 'rows' })
+    const tracking = request.rowTracking
+    const rowIds = checkRowIds(request.rowIds, tracking, rows.length)
+    if (tracking !== undefined) checkRowTrackingSources(tracking, [], layout, 'A write', 'rows')
     if (rows.length === 0) return []
     const { groups, rowsByGroup } = groupRowsByPartition(rows, layout)
     return this.#job('write', layout, request.signal, async (job) => {
       const defs = layout.dataColumns.map((c, i) => `${sqlIdent(`d${i}`)} ${c.sqlType}`)
-      await job.con.run(`CREATE TEMP TABLE w_rows (${defs.join(', ')}, __gid INTEGER)`)
+      // Row tracking: each row's stable id (null for a fresh one) follows the group.
+      const idColumn = tracking === undefined ? '' : ', __rid BIGINT'
+      await job.con.run(`CREATE TEMP TABLE w_rows (${defs.join(', ')}, __gid INTEGER${idColumn})`)
       const appender = await job.con.createAppender('w_rows', 'main', 'temp')
       const converter = new RowValueConverter(layout.columnMappingMode)
       const types = layout.dataColumns.map((_, i) => appender.columnType(i))
@@ -84,7 +89,10 @@ export class DuckDbWriter implements DataWriter {
       // Rows of primitive columns go in whole data chunks; nested values keep the appender's
       // own per-value path, which builds them natively.
       const chunks = layout.dataColumns.every((c) => typeof c.type === 'string')
-        ? new ChunkAppender(appender, [...types, INTEGER])
+        ? new ChunkAppender(
+            appender,
+            tracking === undefined ? [...types, INTEGER] : [...types, INTEGER, BIGINT],
+          )
         : undefined
       let appended = 0
       try {
@@ -99,11 +107,17 @@ export class DuckDbWriter implements DataWriter {
               if (chunks) chunks.set(i, converter.value(row[c.name], c.type, c.nullable, at))
               else converter.append(appender, row[c.name], c.type, c.nullable, types[i] as DuckDBType, at)
             }
+            const id = rowIds?.[r] ?? null
             if (chunks) {
               chunks.set(columns, g)
+              if (tracking !== undefined) chunks.set(columns + 1, id)
               chunks.endRow()
             } else {
               appender.appendInteger(g)
+              if (tracking !== undefined) {
+                if (id === null) appender.appendNull()
+                else appender.appendBigInt(id)
+              }
               appender.endRow()
             }
             if (++appended % 65_536 === 0) job.check()
@@ -120,6 +134,7 @@ export class DuckDbWriter implements DataWriter {
       return job.writeGroups(
         'w_rows',
         groups.map((partitionValues, g) => ({ where: `__gid = ${g}`, partitionValues })),
+        tracking === undefined ? [] : rowTrackingSelect({ ...tracking, updated: true }),
       )
     })
   }
@@ -778,10 +793,11 @@ function dataSelectList(layout: WriteLayout): string {
 }
 
 /**
- * The row-tracking columns of a copied or updated row, over a relation with `__rid` and `__rcv`
- * (a tracking {@link WriteJob.sourceRelation}): the stable row id in the materialized row-id
- * column, and the stable commit version in the other one, or NULL for an updated row (it then
- * reads its new file's `defaultRowCommitVersion`). Compaction and rewrites write them alike.
+ * The row-tracking columns of a copied or updated row, over a relation with `__rid` and (for
+ * copies) `__rcv`, such as a tracking {@link WriteJob.sourceRelation}: the stable row id in the
+ * materialized row-id column, and the stable commit version in the other one, or NULL for an
+ * updated row (it then reads its new file's `defaultRowCommitVersion`). Compaction, rewrites and
+ * row writes write them alike.
  */
 function rowTrackingSelect(tracking: RewriteRowTracking): string[] {
   return [
@@ -835,6 +851,31 @@ function checkRowTrackingSources(
       )
     }
   }
+}
+
+/**
+ * The row ids of a write that preserves row tracking: one bigint or null per row.
+ *
+ * @throws {InvalidArgumentError} for ids without `rowTracking`, a length other than the rows', or
+ *   an entry that is neither
+ */
+function checkRowIds(
+  rowIds: readonly (bigint | null)[] | undefined,
+  tracking: RowTrackingColumns | undefined,
+  rows: number,
+): readonly (bigint | null)[] | undefined {
+  if (rowIds === undefined) return undefined
+  if (tracking === undefined) {
+    throw new InvalidArgumentError('rowIds are written only with rowTracking', { argument: 'rowIds' })
+  }
+  if (!Array.isArray(rowIds) || rowIds.length !== rows) {
+    throw new InvalidArgumentError(`rowIds must hold one entry per row (${rows})`, { argument: 'rowIds' })
+  }
+  const bad = rowIds.findIndex((id) => id !== null && typeof id !== 'bigint')
+  if (bad >= 0) {
+    throw new InvalidArgumentError(`rowIds[${bad}] is neither a bigint nor null`, { argument: 'rowIds' })
+  }
+  return rowIds
 }
 
 function checkUniqueKeys(files: readonly DataFileRef[], argument: string): void {

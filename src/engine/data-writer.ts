@@ -69,6 +69,19 @@ export interface WriteRowsRequest extends WriteCallOptions {
    */
   readonly rows: readonly Readonly<Record<string, unknown>>[]
   readonly target: WriteTarget
+  /**
+   * Preserve row tracking (a table with it enabled): the new files get the two hidden columns
+   * (both names required). Rows from JavaScript are inserted or updated, never copied, so their
+   * row commit version is written NULL (they read the new file's `defaultRowCommitVersion`, the
+   * version of the commit that writes them); their row id is taken from `rowIds`.
+   */
+  readonly rowTracking?: RowTrackingColumns | undefined
+  /**
+   * With `rowTracking`, one entry per row: the stable row id an updated row keeps, or null for an
+   * inserted row (it then takes its new file's `baseRowId` plus its position, a fresh id). All
+   * null when absent.
+   */
+  readonly rowIds?: readonly (bigint | null)[] | undefined
 }
 
 /**

@@ -8,7 +8,7 @@
  */
 import type { Expression } from '../expressions/ast.js'
 import type { DataType } from '../protocol/schema.js'
-import type { ColumnSpec, DataFileRef, FileMatches } from './data-plane.js'
+import type { ColumnSpec, DataFileRef, FileMatches, RowTrackingColumns } from './data-plane.js'
 
 /** One column of the source rows. */
 export interface MergeSourceColumn {
@@ -65,6 +65,12 @@ export interface MergeRequest {
    * only when the single matched clause is an unconditional DELETE, as in Delta).
    */
   readonly allowMultipleMatches: boolean
+  /**
+   * Row tracking of the target (a table with it enabled): the target rows are read with their
+   * stable row ids (as a row-tracking scan reads them, so every file must carry `baseRowId` and
+   * `defaultRowCommitVersion`) and the result carries `rowIds`.
+   */
+  readonly rowTracking?: RowTrackingColumns | undefined
   readonly signal?: AbortSignal | undefined
 }
 
@@ -90,6 +96,11 @@ export interface MergeResult {
    * updated images (by file, then position) followed by the inserted rows (in source order).
    */
   readonly rows: readonly Readonly<Record<string, unknown>>[]
+  /**
+   * With `rowTracking` in the request: one entry per row of `rows`, the stable row id of the
+   * target row an updated image replaces, or null for an inserted row (it gets a fresh id).
+   */
+  readonly rowIds?: readonly (bigint | null)[] | undefined
   readonly numSourceRows: number
   readonly numTargetRowsMatchedUpdated: number
   readonly numTargetRowsMatchedDeleted: number

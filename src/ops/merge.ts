@@ -1,13 +1,14 @@
 import type { WrittenFile } from '../engine/data-writer.js'
 import type { MergeResult } from '../engine/merge-plan.js'
-import { InvalidArgumentError, UnsupportedError } from '../errors/index.js'
+import { InternalError, InvalidArgumentError, UnsupportedError } from '../errors/index.js'
 import { conjunction, type Expression } from '../expressions/ast.js'
 import { splitPartitionPredicate } from '../expressions/evaluate-stats.js'
 import { toSql } from '../expressions/to-sql.js'
 import { columnSpecs } from '../scan/column-specs.js'
 import { dataFileRefs } from '../scan/data-file-refs.js'
 import { pruneFiles } from '../scan/prune-files.js'
-import { checkRowCopyingSupported } from '../txn/row-copying.js'
+import { checkFilesTrackRows } from '../scan/row-tracking-scan.js'
+import { checkRowCopyingSupported, rowTrackingToPreserve } from '../txn/row-copying.js'
 import type { OperationContext, PreparedOperation } from '../txn/staged-operation.js'
 import { checkNotAppendOnly, replaceRows, type TouchedFile } from './dml-support.js'
 import { type MergeOptions, type MergePlan, planMerge } from './merge-clauses.js'
@@ -30,7 +31,9 @@ import { writeTargetOf } from './write-support.js'
  * Writing. Updated images and inserted rows go to new files (ordinary adds). Rows updated or
  * deleted leave their files as in DELETE: through a new deletion vector when the table has them
  * enabled (merge-on-read), else by copying the remaining rows (copy-on-write); a file that loses
- * every live row is removed whole. Nothing is staged on invalid input.
+ * every live row is removed whole. Nothing is staged on invalid input. With row tracking enabled
+ * an updated row keeps its stable row id and takes the MERGE's version as its commit version, an
+ * inserted row gets a fresh id, and a copied row keeps both.
  *
  * @param ctx - the transaction's context
  * @param sourceRows - the source rows: plain objects keyed by source column name
@@ -56,7 +59,7 @@ export async function buildMerge(
     }
   })
   const snap = ctx.snapshot
-  checkRowCopyingSupported(snap, 'MERGE')
+  checkRowCopyingSupported(snap, 'MERGE', { preservesRowIds: true })
   const plan = planMerge(snap, sourceRows, options)
   if (plan.changesTargetRows) checkNotAppendOnly(snap, 'MERGE')
   const executor = ctx.engine.merge
@@ -65,6 +68,10 @@ export async function buildMerge(
   }
 
   const files = readTargetFiles(ctx, plan, sourceRows)
+  // Row tracking enabled: updated images keep their target rows' ids (the executor reads them),
+  // inserted rows take fresh ones, and copies keep theirs (replaceRows).
+  const rowTracking = rowTrackingToPreserve(snap)
+  if (rowTracking !== undefined) checkFilesTrackRows(files)
   const refs = await dataFileRefs(ctx.engine, files, ctx.signal)
   const result = await executor.execute({
     files: refs,
@@ -76,9 +83,13 @@ export async function buildMerge(
     whenNotMatched: plan.whenNotMatched,
     whenNotMatchedBySource: plan.whenNotMatchedBySource,
     allowMultipleMatches: plan.whenMatched.length === 1 && isUnconditionalDelete(plan),
+    rowTracking,
     signal: ctx.signal,
   })
   if (result.multipleMatch !== undefined) throw multipleMatchError(plan, sourceRows, result)
+  if (rowTracking !== undefined && result.rowIds?.length !== result.rows.length) {
+    throw new InternalError('the merge executor did not return a row id for every new row')
+  }
 
   const touched: TouchedFile[] = []
   for (const [i, m] of result.files.entries()) {
@@ -94,6 +105,8 @@ export async function buildMerge(
           rows: result.rows,
           target: writeTargetOf(snap),
           signal: ctx.signal,
+          rowTracking,
+          rowIds: rowTracking === undefined ? undefined : result.rowIds,
         })
   ctx.wrote(written.map((f) => f.key))
   const { removal, actions } = await replaceRows(ctx, touched, written)
@@ -125,6 +138,7 @@ export async function buildMerge(
       numTargetFilesRead: files.length,
     }),
     changesData: true,
+    preservesRowIds: rowTracking !== undefined,
   }
 }
 

@@ -3,8 +3,9 @@
  * copied row must keep its stable id (written to the materialized columns), and a clustered
  * table's rewritten files must be clustered (not implemented). Appends and DELETEs with deletion
  * vectors leave every existing row in its file, so they write to such tables; a bin-packing
- * OPTIMIZE, an UPDATE and a copy-on-write DELETE write the materialized columns
- * ({@link rowTrackingToPreserve}); every other operation that copies rows is refused
+ * OPTIMIZE, UPDATE, MERGE and a copy-on-write DELETE write the materialized columns
+ * ({@link rowTrackingToPreserve}); every other operation that copies rows (Z-order OPTIMIZE) is
+ * refused
  * before it writes anything ({@link checkRowCopyingSupported}, called by each such operation),
  * and the transaction refuses any staged work that copies rows without declaring that it
  * preserved their ids ({@link checkNoRowCopying}), so a new operation cannot forget the rule.

@@ -3,8 +3,8 @@
  * features and materialized column names; every commit gives its new files fresh row ids above
  * the table's high-water mark and its own version as their commit version, concurrent writers
  * included (the loser re-bases); removes and re-added files keep theirs. Operations that would copy
- * rows to new files without preserving their ids (MERGE, Z-order OPTIMIZE) are refused; UPDATE and
- * copy-on-write DELETE are covered by `row-tracking-preservation.test.ts`. The
+ * rows to new files keep their ids in the materialized columns (bin-pack OPTIMIZE, UPDATE, MERGE,
+ * copy-on-write DELETE); Z-order OPTIMIZE, which does not yet, is refused. The
  * Databricks-written fixture of `../shared/fixtures/row-tracking/` is appended to and deleted from
  * (on a copy).
  */
@@ -337,7 +337,7 @@ describe('row tracking on write', () => {
     }
   })
 
-  it('MERGE and Z-order OPTIMIZE are refused before they write anything', async () => {
+  it('Z-order OPTIMIZE is refused before it writes anything', async () => {
     const table = await createTracked({ 'delta.enableDeletionVectors': 'false' })
     try {
       await table.append([
@@ -348,14 +348,6 @@ describe('row tracking on write', () => {
       const before = await table.snapshot()
       const filesBefore = (await readdir(table.location)).sort()
       const refusals: [string, () => Promise<unknown>][] = [
-        [
-          'MERGE',
-          () =>
-            table.merge([{ id: 1n, v: 'm' }], {
-              on: 'target.id = source.id',
-              whenMatched: [{ update: '*' }],
-            }),
-        ],
         ['OPTIMIZE ZORDER BY', () => table.optimize({ zOrderBy: ['v'] })],
       ]
       for (const [operation, run] of refusals) {
@@ -495,6 +487,70 @@ describe('row tracking on write: UPDATE and copy-on-write DELETE keep row ids', 
   })
 })
 
+describe('row tracking on write: MERGE', () => {
+  for (const dvs of [true, false]) {
+    it(`MERGE ${dvs ? 'with deletion vectors' : 'copy-on-write'}: updated rows keep their ids, inserted rows take fresh ones, deleted rows leave`, async () => {
+      const table = await createTracked({ 'delta.enableDeletionVectors': String(dvs) })
+      try {
+        await table.append([1, 2, 3].map((i) => ({ id: BigInt(i), v: 'a' })))
+        await table.append([4, 5].map((i) => ({ id: BigInt(i), v: 'b' })))
+        const expected = await idsOf(table)
+        const merged = await table.merge(
+          [
+            { id: 2n, v: 'm' },
+            { id: 3n, v: 'gone' },
+            { id: 5n, v: 'm' },
+            { id: 6n, v: 'new' },
+            { id: 7n, v: 'new' },
+          ],
+          {
+            on: 'target.id = source.id',
+            whenMatched: [{ if: "source.v = 'gone'", delete: true }, { update: '*' }],
+            whenNotMatched: [{ insert: '*' }],
+            whenNotMatchedBySource: [{ if: 'target.id = 4', update: { v: "'nmbs'" } }],
+          },
+        )
+        assert.equal(merged.metrics.numTargetRowsInserted, 2)
+        assert.equal(merged.metrics.numTargetRowsUpdated, 3)
+        assert.equal(merged.metrics.numTargetRowsDeleted, 1)
+        assert.equal(await preservedTagOf(table, merged.version), 'true')
+        expected.delete(3n)
+        for (const id of [2n, 4n, 5n])
+          expected.set(id, [(expected.get(id) as [bigint, bigint])[0], merged.version])
+        const after = await idsOf(table)
+        // The inserted rows' ids are fresh: the new file's baseRowId plus their position in it.
+        const snap = await table.snapshot()
+        const output = snap
+          .activeFiles()
+          .find((f) => f.defaultRowCommitVersion === merged.version && parseStats(f.stats)?.numRecords === 5n)
+        assert.ok(output, 'one new file holds the updated and the inserted rows')
+        const hidden = await materializedOf(table, output.path)
+        assert.deepEqual(
+          hidden.map(([id, rowId, version]) => [id, rowId, version]),
+          [
+            // Matched images, then NOT MATCHED BY SOURCE images, then inserts.
+            [2n, expected.get(2n)?.[0], null],
+            [5n, expected.get(5n)?.[0], null],
+            [4n, expected.get(4n)?.[0], null],
+            [6n, null, null],
+            [7n, null, null],
+          ],
+        )
+        const base = output.baseRowId as bigint
+        expected.set(6n, [base + 3n, merged.version])
+        expected.set(7n, [base + 4n, merged.version])
+        assert.deepEqual(after, expected)
+        assert.ok(base > 4n, 'above every earlier id')
+        const rowIds = [...after.values()].map(([rowId]) => rowId)
+        assert.equal(new Set(rowIds).size, rowIds.length, 'row ids are unique')
+        await checkIdRanges(table)
+      } finally {
+        await table.close()
+      }
+    })
+  }
+})
+
 describe('row tracking on write: the Databricks fixture', { skip: FIXTURE_SKIP }, () => {
   it('appends get ids 10.. and the append version; old rows keep theirs; a DV delete keeps the others', async () => {
     const table = await fixtureCopy()
@@ -557,6 +613,28 @@ async function parquetColumns(table: DeltaTable, path: string): Promise<string[]
       await con.runAndReadAll(`DESCRIBE SELECT * FROM read_parquet('${join(table.location, path)}')`)
     ).getRows()
     return rows.map((r) => String(r[0]))
+  } finally {
+    duck.closeSync()
+  }
+}
+
+/**
+ * The data column `id` and the two materialized row-tracking columns of one data file, by
+ * physical position.
+ */
+async function materializedOf(table: DeltaTable, path: string): Promise<[unknown, unknown, unknown][]> {
+  const config = (await table.snapshot()).properties
+  const duck = await DuckDBInstance.create(':memory:')
+  try {
+    const con = await duck.connect()
+    const rows = (
+      await con.runAndReadAll(
+        `SELECT id, "${config['delta.rowTracking.materializedRowIdColumnName']}", ` +
+          `"${config['delta.rowTracking.materializedRowCommitVersionColumnName']}" ` +
+          `FROM read_parquet('${join(table.location, path)}', file_row_number = true) ORDER BY file_row_number`,
+      )
+    ).getRows()
+    return rows.map((r) => [r[0], r[1], r[2]])
   } finally {
     duck.closeSync()
   }

@@ -171,3 +171,33 @@ describe('rewrite preserving row tracking', () => {
     assert.deepEqual(await listKeys(env.store), keys)
   })
 })
+
+describe('row writes preserving row tracking', () => {
+  it('writes each row its given id (null for a fresh one) and a NULL commit version', async () => {
+    const [file] = await env.writer.writeRows({
+      rows: [1, 2, 3].map((i) => ({ id: BigInt(i), v: `w${i}` })),
+      target,
+      rowTracking: TRACKING,
+      rowIds: [40n, null, 7n],
+    })
+    assert.deepEqual(await hiddenOf(file ?? null), [
+      [1n, 40n, null],
+      [2n, null, null],
+      [3n, 7n, null],
+    ])
+  })
+
+  it('refuses ids without rowTracking, of the wrong count, or of the wrong type, writing nothing', async () => {
+    const keys = await listKeys(env.store)
+    const rows = [{ id: 1n, v: 'x' }]
+    const cases: [string, Parameters<typeof env.writer.writeRows>[0]][] = [
+      ['no rowTracking', { rows, target, rowIds: [1n] }],
+      ['two ids for one row', { rows, target, rowTracking: TRACKING, rowIds: [1n, 2n] }],
+      ['a number', { rows, target, rowTracking: TRACKING, rowIds: [1 as unknown as bigint] }],
+    ]
+    for (const [name, request] of cases) {
+      await assert.rejects(env.writer.writeRows(request), InvalidArgumentError, name)
+    }
+    assert.deepEqual(await listKeys(env.store), keys)
+  })
+})
