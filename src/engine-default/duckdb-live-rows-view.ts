@@ -58,13 +58,17 @@ export async function createLiveRowsView(
   request: LiveRowsViewRequest,
 ): Promise<LiveRowsView> {
   const { name, columns, files } = request
-  const tables = { files: `${name}__files`, deletedRows: `${name}__deleted_rows` }
+  const tables = {
+    files: `${name}__files`,
+    deletedRows: `${name}__deleted_rows`,
+    deletionMasks: `${name}__deletion_masks`,
+  }
   const scratchRoot = defaultScratchDir()
   await mkdir(scratchRoot, { recursive: true })
   const scratch = await mkdtemp(join(scratchRoot, scratchEntryName('sql-')))
   const staged: StagedFile[] = []
   const release = async (): Promise<void> => {
-    for (const object of [name, tables.files, tables.deletedRows]) {
+    for (const object of [name, tables.files, tables.deletedRows, tables.deletionMasks]) {
       try {
         await connection.run(`DROP ${object === name ? 'VIEW' : 'TABLE'} IF EXISTS ${sqlIdent(object)}`)
       } catch {

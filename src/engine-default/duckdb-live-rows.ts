@@ -2,7 +2,7 @@ import type { DuckDBConnection } from '@duckdb/node-api'
 import type { DataFileRef, RowTrackingColumns } from '../engine/data-plane.js'
 import { StorageError } from '../errors/index.js'
 import { type PartitionLiteralColumn, partitionValueLiteral } from './duckdb-partition-literal.js'
-import { appendIndexedPositions } from './duckdb-row-appender.js'
+import { appendDeletionMasks, appendIndexedPositions } from './duckdb-row-appender.js'
 import { FILE_COL, ROW_COL, sqlIdent, sqlString } from './duckdb-runtime.js'
 import { duckType, isPrimitive } from './duckdb-types.js'
 
@@ -14,6 +14,12 @@ export const ROW_ID_COL = '__delta_rlc_row_id'
 export const ROW_COMMIT_VERSION_COL = '__delta_rlc_row_commit_version'
 const BASE_ROW_ID_COL = '__delta_rlc_base_row_id'
 const DEFAULT_VERSION_COL = '__delta_rlc_default_row_commit_version'
+const MASK_COL = '__delta_rlc_deletion_mask'
+const MASK_BITS_COL = '__delta_rlc_deletion_mask_bits'
+/** A mask is used when at least one position in this many, up to the last deleted one, is deleted. */
+const MASK_MIN_DENSITY_INVERSE = 32
+/** `get_bit` takes a 32-bit index. */
+const MAX_MASK_BITS = 2 ** 31 - 8
 
 /** A column of a {@link LiveRows} relation. */
 export interface LiveRowsColumn extends PartitionLiteralColumn {
@@ -42,11 +48,16 @@ export interface LiveRowsRequest {
   /** The columns of the relation, in order: column `k` is named `c<k>`. */
   readonly columns: readonly LiveRowsColumn[]
   /**
-   * Names of the two helper tables (temporary; an existing one is replaced): the files with
-   * their index, path and partition values, and the deleted positions by file index. They must
-   * live as long as the relation is queried.
+   * Names of the helper tables (temporary; an existing one is replaced): the files with their
+   * index, path and partition values, the deleted positions by file index, and the deletion
+   * masks by file index (default: the positions table's name plus `_masks`). They must live as
+   * long as the relation is queried.
    */
-  readonly tables: { readonly files: string; readonly deletedRows: string }
+  readonly tables: {
+    readonly files: string
+    readonly deletedRows: string
+    readonly deletionMasks?: string | undefined
+  }
   /**
    * Whether the relation carries {@link FILE_INDEX_COL}, the index of the row's file in `files`.
    * Without it and without partition columns no per-row join with the files table is needed.
@@ -83,8 +94,10 @@ export interface LiveRows {
  *
  * The files are read with `read_parquet` and `file_row_number`, so that the positions a deletion
  * vector names are the physical positions across all row groups, as the protocol defines them.
- * Deleted rows are removed by an anti-join on (file, position); the positions enter DuckDB as
- * whole data chunks of integers. Partition values come from the log, typed once by
+ * Deleted rows are removed per file in the form {@link deletionForm} picks: a bitmask tested
+ * with `get_bit` on the row's position, or an anti-join on (file, position) whose positions enter
+ * DuckDB as whole data chunks of integers. Rows are matched to their file by DuckDB's
+ * `file_index`, not by path, unless a data column of that name shadows it. Partition values come from the log, typed once by
  * {@link partitionValueLiteral}, and never from the files. Columns are found by their physical
  * name (column mapping); a column that no file holds reads as NULL. The connection's time zone
  * must be UTC (the engine pins it), as partition literals require.
@@ -107,15 +120,39 @@ export async function defineLiveRows(con: DuckDBConnection, request: LiveRowsReq
 
   const filesTable = sqlIdent(tables.files)
   const dvTable = sqlIdent(tables.deletedRows)
+  const masksName = tables.deletionMasks ?? `${tables.deletedRows}_masks`
   const index = sqlIdent(FILE_INDEX_COL)
+  const path = sqlIdent(FILE_COL)
   const partitions = columns.map((c, k) => [c, k] as const).filter(([c]) => c.isPartition)
-  const hasDeletions = files.some((f) => (f.deletedRows?.length ?? 0) > 0)
+  const masked: { index: number; positions: ArrayLike<number> }[] = []
+  const listed: { index: number; positions: ArrayLike<number> }[] = []
+  files.forEach((f, i) => {
+    const positions = f.deletedRows
+    if (positions === undefined || positions.length === 0) return
+    ;(deletionForm(positions) === 'mask' ? masked : listed).push({ index: i, positions })
+  })
   const tracking = request.rowTracking
+  // DuckDB's `file_index` names each row's file by its place in the list, an integer that is far
+  // cheaper to join on than the path; a data column of that name would shadow it, and then the
+  // path is the key.
+  const byIndex = ![...present].some((n) => n.toLowerCase() === 'file_index')
   // Row ids need each row's file's baseRowId: a per-row join with the files table, as partition
-  // values do. Without tracking the relation is exactly what it was.
-  const joinFiles = request.withFileIndex === true || partitions.length > 0 || tracking !== undefined
+  // values and masks do.
+  const joinFiles =
+    request.withFileIndex === true ||
+    partitions.length > 0 ||
+    tracking !== undefined ||
+    masked.length > 0 ||
+    (listed.length > 0 && !byIndex)
   const created: string[] = []
-  if (joinFiles || hasDeletions) {
+  if (masked.length > 0) {
+    await con.run(`CREATE OR REPLACE TEMP TABLE ${sqlIdent(masksName)} (${index} INTEGER, mask BIT)`)
+    created.push(masksName)
+    const appender = await con.createAppender(masksName, 'main', 'temp')
+    appendDeletionMasks(appender, masked)
+    appender.closeSync()
+  }
+  if (joinFiles) {
     const values = files.map((f, i) => {
       const parts = partitions.map(([c]) => partitionValueLiteral(f.partitionValues, c))
       if (tracking !== undefined)
@@ -124,41 +161,65 @@ export async function defineLiveRows(con: DuckDBConnection, request: LiveRowsReq
     })
     const names = [FILE_INDEX_COL, FILE_COL, ...partitions.map(([, k]) => `p${k}`)]
     if (tracking !== undefined) names.push(BASE_ROW_ID_COL, DEFAULT_VERSION_COL)
+    const rows = `(VALUES ${values.join(', ')}) v(${names.map(sqlIdent).join(', ')})`
     await con.run(
-      `CREATE OR REPLACE TEMP TABLE ${filesTable} AS SELECT * FROM (VALUES ${values.join(', ')}) v(${names.map(sqlIdent).join(', ')})`,
+      masked.length === 0
+        ? `CREATE OR REPLACE TEMP TABLE ${filesTable} AS SELECT * FROM ${rows}`
+        : `CREATE OR REPLACE TEMP TABLE ${filesTable} AS SELECT v.*, m.mask AS ${MASK_COL}, ` +
+            `bit_length(m.mask) AS ${MASK_BITS_COL} FROM ${rows} LEFT JOIN ${sqlIdent(masksName)} m ON m.${index} = v.${index}`,
     )
     created.push(tables.files)
   }
+  const fileIndex = 'CAST(d.file_index AS INTEGER)'
   let from = `${source} d`
-  if (joinFiles) from += ` JOIN ${filesTable} f ON d.${sqlIdent(FILE_COL)} = f.${sqlIdent(FILE_COL)}`
-  if (hasDeletions) {
+  if (joinFiles)
+    from += byIndex
+      ? ` JOIN ${filesTable} f ON f.${index} = ${fileIndex}`
+      : ` JOIN ${filesTable} f ON f.${path} = d.${path}`
+  if (listed.length > 0) {
     await con.run(`CREATE OR REPLACE TEMP TABLE ${dvTable} (${index} INTEGER, pos BIGINT)`)
     created.push(tables.deletedRows)
     const appender = await con.createAppender(tables.deletedRows, 'main', 'temp')
-    appendIndexedPositions(
-      appender,
-      files.map((f, i) => ({ index: i, positions: f.deletedRows })),
-    )
+    appendIndexedPositions(appender, listed)
     appender.closeSync()
-    // Joined to the files table, a row knows its file's index; otherwise the (few) deleted
-    // positions get their file's name, which is far cheaper than a join per row.
-    from += joinFiles
-      ? ` ANTI JOIN ${dvTable} x ON x.${index} = f.${index} AND x.pos = d.file_row_number`
-      : ` ANTI JOIN (SELECT n.${sqlIdent(FILE_COL)}, p.pos FROM ${dvTable} p JOIN ${filesTable} n ON p.${index} = n.${index}) x ` +
-        `ON x.${sqlIdent(FILE_COL)} = d.${sqlIdent(FILE_COL)} AND x.pos = d.file_row_number`
+    from += ` ANTI JOIN ${dvTable} x ON x.${index} = ${joinFiles ? `f.${index}` : fileIndex} AND x.pos = d.file_row_number`
   }
+  // A row past a mask's last bit is live; the index is clamped so that get_bit never sees a
+  // position outside the mask, whatever order DuckDB evaluates the disjuncts in.
+  const where =
+    masked.length === 0
+      ? ''
+      : ` WHERE (f.${MASK_COL} IS NULL OR d.file_row_number >= f.${MASK_BITS_COL} OR ` +
+        `get_bit(f.${MASK_COL}, CAST(least(d.file_row_number, f.${MASK_BITS_COL} - 1) AS INTEGER)) = 0)`
   const select = [
-    `d.${sqlIdent(FILE_COL)} AS ${sqlIdent(FILE_COL)}`,
+    `d.${path} AS ${path}`,
     `d.file_row_number AS ${sqlIdent(ROW_COL)}`,
     ...(request.withFileIndex === true ? [`f.${index} AS ${index}`] : []),
     ...(tracking === undefined ? [] : rowTrackingSql(tracking, present)),
     ...columns.map((c, k) => `${columnSql(c, k, present)} AS c${k}`),
   ]
   return {
-    sql: `SELECT ${select.join(', ')} FROM ${from}`,
+    sql: `SELECT ${select.join(', ')} FROM ${from}${where}`,
     present,
     tables: created,
   }
+}
+
+/**
+ * How a file's deleted positions are applied: as a bitmask (`'mask'`, one `BIT` value per file,
+ * tested with `get_bit` after the per-row join with the files table) or as a list
+ * (`'list'`, `(file, position)` rows anti-joined). A mask costs the same per scanned row at any
+ * density and one bit per position up to the last deleted one; a list costs a hash-table probe
+ * per row that grows with its size, and twelve bytes per deleted row. Masks win from about one
+ * deleted row in 32; below that, and for positions a 32-bit `get_bit` index cannot reach, the list.
+ *
+ * @param positions - a file's deleted positions (non-empty, non-negative)
+ * @returns the form its deletions take in the live-rows relation
+ */
+export function deletionForm(positions: ArrayLike<number>): 'mask' | 'list' {
+  let last = 0
+  for (let k = 0; k < positions.length; k++) last = Math.max(last, positions[k] as number)
+  return last < MAX_MASK_BITS && positions.length * MASK_MIN_DENSITY_INVERSE >= last + 1 ? 'mask' : 'list'
 }
 
 function columnSql(c: LiveRowsColumn, k: number, present: ReadonlySet<string>): string {
