@@ -7,6 +7,9 @@
  * that statistics cannot decide (the data is read and the DVs applied); `scan.rows-to-js` moves
  * every live row into JavaScript; `scan.to-arrow` builds an Arrow Table of every live row
  * (`scan().toArrow()`), against the same rows-to-JS floor.
+ *
+ * `scan.filtered-count` also runs with 0.1% and 50% of rows deleted (each its own growth family),
+ * since deletion vectors are applied in a form chosen by their density.
  */
 import { join } from 'node:path'
 import { DuckDBInstance } from '@duckdb/node-api'
@@ -140,6 +143,44 @@ export async function scanBenchmarks(quick: boolean): Promise<BenchResult[]> {
         await table.close()
       }
     })
+    for (const density of [
+      { fraction: 0.001, label: '0.1%' },
+      { fraction: 0.5, label: '50%' },
+    ]) {
+      await withTempDir('scan-density', async (root) => {
+        const t = await buildSyntheticTable(join(root, 't'), { ...size, deleteFraction: density.fraction })
+        const table = await DeltaTable.open(t.dir)
+        const instance = await DuckDBInstance.create(':memory:', {
+          autoinstall_known_extensions: 'false',
+          autoload_known_extensions: 'false',
+        })
+        const con = await instance.connect()
+        try {
+          const list = `[${t.files.map((f) => `'${join(t.dir, f)}'`).join(', ')}]`
+          const where = 'id % 3 = 0'
+          const [ours, duck] = await timeBoth(
+            runs,
+            () => table.scan({ where }).count(),
+            () => con.runAndReadAll(`SELECT count(*) FROM read_parquet(${list}) WHERE ${where}`),
+            { warmup },
+          )
+          out.push(
+            result(
+              'scan.filtered-count',
+              { rows: size.files * size.rowsPerFile, files: size.files, deleted: density.label },
+              ours,
+              `duckdb read_parquet count(*) WHERE ${where} without DVs`,
+              duck,
+              { sizeParameter: 'rows', family: `scan.filtered-count deleted=${density.label}` },
+            ),
+          )
+        } finally {
+          con.closeSync()
+          instance.closeSync()
+          await table.close()
+        }
+      })
+    }
   }
   return out
 }
