@@ -194,7 +194,7 @@ export const LAYERS: Readonly<Record<string, Layer>> = {
       'subpaths/testing.ts',
       'race',
     ],
-    // DuckDB values come back from delta-rlc/duckdb's streams; the sql command renders them.
+    // Input files are read through DuckDB (input-file.ts), which names its value types.
     packages: ['@duckdb/node-api', 'lossless-json'],
     node: true,
   },
