@@ -85,6 +85,16 @@ export async function scanBenchmarks(quick: boolean): Promise<BenchResult[]> {
           ),
         )
 
+        // The floor of both row-delivery rows: DuckDB's rows to JS objects through the project's
+        // stream reader (a stream DuckDB ends on an error throws instead of ending early, so a
+        // failure cannot pass for a fast, short read).
+        const duckRowsToJs = async (): Promise<number> => {
+          const r = await openStream(con, `SELECT * FROM read_parquet(${list})`)
+          const names = [...r.columnNames]
+          let n = 0
+          for await (const chunk of r.chunks()) n += chunk.getRowObjects(names).length
+          return n
+        }
         const [iterOurs, iterDuck] = await timeBoth(
           runs,
           async () => {
@@ -92,15 +102,7 @@ export async function scanBenchmarks(quick: boolean): Promise<BenchResult[]> {
             for await (const b of table.scan({ batchSize: 65_536 })) n += b.length
             return n
           },
-          async () => {
-            // The project's stream reader: a stream DuckDB ends on an error throws instead of
-            // ending early, so a failure cannot pass for a fast, short read.
-            const r = await openStream(con, `SELECT * FROM read_parquet(${list})`)
-            const names = [...r.columnNames]
-            let n = 0
-            for await (const chunk of r.chunks()) n += chunk.getRowObjects(names).length
-            return n
-          },
+          duckRowsToJs,
           { warmup },
         )
         out.push(
@@ -118,13 +120,7 @@ export async function scanBenchmarks(quick: boolean): Promise<BenchResult[]> {
         const [arrowOurs, arrowDuck] = await timeBoth(
           runs,
           async () => (await table.scan({ batchSize: 65_536 }).toArrow()).numRows,
-          async () => {
-            const r = await openStream(con, `SELECT * FROM read_parquet(${list})`)
-            const names = [...r.columnNames]
-            let n = 0
-            for await (const chunk of r.chunks()) n += chunk.getRowObjects(names).length
-            return n
-          },
+          duckRowsToJs,
           { warmup },
         )
         out.push(
