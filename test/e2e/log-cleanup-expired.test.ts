@@ -140,6 +140,20 @@ before(async () => {
 })
 after(() => rm(base, { recursive: true, force: true }))
 
+/**
+ * Sets one table property in a metadata commit through the engine: the commit is new, the older
+ * log files keep their age.
+ */
+async function setProperty(table: DeltaTable, key: string, value: string): Promise<void> {
+  const txn = await table.begin()
+  const md = txn.snapshot.metadata
+  txn.stageActions([{ metaData: { ...md, configuration: { ...md.configuration, [key]: value } } }], {
+    operation: 'SET TBLPROPERTIES',
+    changesData: false,
+  })
+  await txn.commit()
+}
+
 async function copy(name: string): Promise<string> {
   const dir = join(base, name)
   await cp(template, dir, { recursive: true, preserveTimestamps: true })
@@ -211,21 +225,7 @@ describe('expired log cleanup on a 3,000-commit log aged over 41 days', () => {
     const dir = await copy('short-retention')
     const table = await DeltaTable.open(dir)
     try {
-      // A metadata change through the engine: the commit is new, the older files keep their age.
-      const txn = await table.begin()
-      const md = txn.snapshot.metadata
-      txn.stageActions(
-        [
-          {
-            metaData: {
-              ...md,
-              configuration: { ...md.configuration, 'delta.logRetentionDuration': 'interval 10 days' },
-            },
-          },
-        ],
-        { operation: 'SET TBLPROPERTIES', changesData: false },
-      )
-      await txn.commit()
+      await setProperty(table, 'delta.logRetentionDuration', 'interval 10 days')
       // 10 days = 720 versions: the cutoff falls just after 2280, the boundary is 2250.
       const result = await table.checkpoint()
       assert.equal(result.version, BigInt(LATEST + 1))
@@ -248,20 +248,7 @@ describe('expired log cleanup on a 3,000-commit log aged over 41 days', () => {
     const dir = await copy('disabled')
     const table = await DeltaTable.open(dir)
     try {
-      const txn = await table.begin()
-      const md = txn.snapshot.metadata
-      txn.stageActions(
-        [
-          {
-            metaData: {
-              ...md,
-              configuration: { ...md.configuration, 'delta.enableExpiredLogCleanup': 'false' },
-            },
-          },
-        ],
-        { operation: 'SET TBLPROPERTIES', changesData: false },
-      )
-      await txn.commit()
+      await setProperty(table, 'delta.enableExpiredLogCleanup', 'false')
       const now = Date.now()
       for (let v = LATEST + 2; v < LATEST + INTERVAL; v++)
         await writeFile(join(dir, '_delta_log', `${pad(v)}.json`), fillerCommit(v, now))
