@@ -17,6 +17,7 @@ import {
 } from '../errors/index.js'
 import type { Expression } from '../expressions/ast.js'
 import { splitPartitionPredicate } from '../expressions/evaluate-stats.js'
+import { fileActionKey } from '../log/replay.js'
 import type { Action, AddFile, CommitInfo } from '../protocol/actions.js'
 import { decodeAddPath } from '../protocol/partition-values.js'
 import {
@@ -514,19 +515,44 @@ function withRowTracking(
   const state = rowTrackingState(snap.protocol, snap.metadata)
   if (!state.assignsIds) return { actions, read: undefined, enabled: false }
   const readHighWaterMark = rowIdHighWaterMark(snap.state.domainMetadata)
-  const paths = new Set<string>()
-  for (const a of actions) {
-    if ('add' in a) paths.add(a.add.path)
-    else if ('remove' in a) paths.add(a.remove.path)
-  }
-  const lastAdds = new Map<string, AddFile>()
-  for (const f of snap.state.activeFiles.values()) if (paths.has(f.path)) lastAdds.set(f.path, f)
-  const assigned = assignRowIds(copyRowTrackingFields(actions, lastAdds), {
+  const assigned = assignRowIds(copyRowTrackingFields(actions, liveAddsOf(snap, actions)), {
     state,
     highWaterMark: readHighWaterMark,
     commitVersion: snap.version + 1n,
   })
   return { actions: assigned.actions, read: { readHighWaterMark }, enabled: state.enabled }
+}
+
+/**
+ * The live `add` of each path the actions touch, by path. The snapshot keys its live files by
+ * path and deletion vector, and a `remove` carries the deletion vector of the file it removes, so
+ * the touched files are found by key, in the time of the commit's actions rather than of the
+ * table's files. An `add` of a live path comes with the `remove` of that file (the protocol allows
+ * one live file per path), or replaces a file without a deletion vector, whose key is its path; a
+ * new file's path is live nowhere. A `remove` no key finds (a tombstone of an older deletion vector)
+ * falls back to one pass over the live files.
+ */
+function liveAddsOf(snap: Snapshot, actions: readonly Action[]): Map<string, AddFile> {
+  const active = snap.state.activeFiles
+  const found = new Map<string, AddFile>()
+  const unfound = new Set<string>()
+  const lookUp = (path: string, key: string): boolean => {
+    const f = active.get(key)
+    if (f === undefined || f.path !== path) return false
+    found.set(path, f)
+    return true
+  }
+  for (const a of actions) {
+    if (!('remove' in a) || found.has(a.remove.path)) continue
+    if (!lookUp(a.remove.path, fileActionKey(a.remove.path, a.remove.deletionVector)))
+      unfound.add(a.remove.path)
+  }
+  for (const a of actions) if ('add' in a && !found.has(a.add.path)) lookUp(a.add.path, a.add.path)
+  for (const p of found.keys()) unfound.delete(p)
+  if (unfound.size > 0) {
+    for (const f of active.values()) if (unfound.has(f.path)) found.set(f.path, f)
+  }
+  return found
 }
 
 /**
