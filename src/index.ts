@@ -30,6 +30,8 @@ export type {
   MergeUpdateAction,
 } from './ops/merge-clauses.js'
 export type { OptimizeOptions } from './ops/optimize.js'
+export type { OverwriteOptions, RowBatch, RowBatches } from './ops/overwrite.js'
+export type { RestoreOptions } from './ops/restore.js'
 export type { UpdateOptions } from './ops/update.js'
 export type { VacuumOptions, VacuumResult } from './ops/vacuum.js'
 export type {

@@ -34,6 +34,8 @@ describe('public API', () => {
       'MaxCommitRetriesError',
       'MetadataChangedError',
       'ProtocolChangedError',
+      'ReplaceWhereMismatchError',
+      'RestoreFilesMissingError',
       'RowIdAssignmentWithoutStatsError',
       'RowTrackingNotEnabledError',
       'Snapshot',

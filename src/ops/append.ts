@@ -1,17 +1,32 @@
 import { InvalidArgumentError } from '../errors/index.js'
+import type { Expression } from '../expressions/ast.js'
 import { appendOnly, targetFileSize } from '../protocol/table-properties.js'
 import type { OperationContext, PreparedOperation } from '../txn/staged-operation.js'
+import { buildOverwrite } from './overwrite.js'
 import { addFileOf, writeTargetOf } from './write-support.js'
 
 /** Options of an append. */
 export interface AppendOptions {
   /** Bytes per new file; wins over the table's `delta.targetFileSize` (default 128 MiB). */
   readonly targetFileSize?: number
+  /**
+   * `'append'` (default) adds the rows; `'overwrite'` replaces the whole table with them, or with
+   * `replaceWhere` / `partitionOverwriteMode: 'dynamic'` only part of it (see `buildOverwrite`).
+   */
+  readonly mode?: 'append' | 'overwrite'
+  /** With `mode: 'overwrite'`: replace only the rows matching this predicate; every new row must match it. */
+  readonly replaceWhere?: string | Expression
+  /**
+   * With `mode: 'overwrite'`: `'dynamic'` replaces only the partitions the new rows land in;
+   * `'static'` (default) the whole table, or `replaceWhere`.
+   */
+  readonly partitionOverwriteMode?: 'static' | 'dynamic'
 }
 
 /**
  * A blind append: writes `rows` to new files (split by partition values) and adds them.
- * Rows are checked against the schema first; nothing is written for invalid input.
+ * Rows are checked against the schema first; nothing is written for invalid input. With
+ * `mode: 'overwrite'` it is an overwrite instead (`buildOverwrite`).
  *
  * @param ctx - the transaction's context
  * @param rows - plain objects keyed by column name
@@ -26,6 +41,8 @@ export async function buildAppend(
   if (!Array.isArray(rows)) {
     throw new InvalidArgumentError('append expects an array of row objects', { argument: 'rows' })
   }
+  checkWriteMode(options)
+  if (options.mode === 'overwrite') return buildOverwrite(ctx, [rows], options)
   const snap = ctx.snapshot
   // Reading appendOnly validates the property even though appends are always allowed.
   appendOnly(snap.properties)
@@ -52,5 +69,24 @@ export async function buildAppend(
       numOutputBytes: written.reduce((n, f) => n + f.size, 0),
     },
     changesData: true,
+  }
+}
+
+/**
+ * Refuses overwrite options on an append: they would be ignored, and the call would add rows
+ * where the caller meant to replace some.
+ *
+ * @param options - the append's options
+ * @throws {InvalidArgumentError} naming the option
+ */
+export function checkWriteMode(options: AppendOptions): void {
+  if (options.mode === 'overwrite') return
+  for (const key of ['replaceWhere', 'partitionOverwriteMode'] as const) {
+    if (options[key] !== undefined) {
+      throw new InvalidArgumentError(`options.${key} applies to an overwrite only`, {
+        argument: `options.${key}`,
+        hint: `Pass mode: 'overwrite' with ${key}, or leave ${key} out to append.`,
+      })
+    }
   }
 }

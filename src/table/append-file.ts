@@ -6,6 +6,7 @@
 
 import { extname } from 'node:path'
 import { InternalError, InvalidArgumentError } from '../errors/index.js'
+import type { AppendOptions } from '../ops/append.js'
 import type { Transaction } from './transaction.js'
 
 /** Formats of input files. */
@@ -27,6 +28,12 @@ export interface AppendFileOptions {
   readonly batchRows?: number | undefined
   /** Bytes per new data file (default the table's `delta.targetFileSize`, else about 128 MiB). */
   readonly targetFileSize?: number | undefined
+  /** `'overwrite'` replaces the table (or part of it) with the rows, as `append` does. */
+  readonly mode?: AppendOptions['mode'] | undefined
+  /** With `mode: 'overwrite'`: replace only the rows matching this predicate. */
+  readonly replaceWhere?: AppendOptions['replaceWhere'] | undefined
+  /** With `mode: 'overwrite'`: `'dynamic'` replaces only the partitions the rows land in. */
+  readonly partitionOverwriteMode?: AppendOptions['partitionOverwriteMode'] | undefined
   /** Stops the append before its commit; the files it staged are deleted. */
   readonly signal?: AbortSignal | undefined
 }
@@ -97,10 +104,25 @@ export async function stageInputFiles(
       options.targetFileSize === undefined ? {} : { targetFileSize: options.targetFileSize }
     let read = 0
     let staged = 0
-    for await (const batch of input.readRows(txn.snapshot.schema, batchRows, extra, signal)) {
-      signal?.throwIfAborted()
-      staged += (await txn.append(batch, appendOptions)).numOutputRows ?? 0
-      read += batch.length
+    const batches = input.readRows(txn.snapshot.schema, batchRows, extra, signal)
+    if (options.mode === 'overwrite') {
+      // One operation takes every batch: what it replaces may depend on all of them (dynamic).
+      const counted = async function* () {
+        for await (const batch of batches) {
+          signal?.throwIfAborted()
+          read += batch.length
+          yield batch
+        }
+      }
+      const { replaceWhere, partitionOverwriteMode } = options
+      staged = (await txn.overwrite(counted(), { ...appendOptions, replaceWhere, partitionOverwriteMode }))
+        .numOutputRows as number
+    } else {
+      for await (const batch of batches) {
+        signal?.throwIfAborted()
+        staged += (await txn.append(batch, appendOptions)).numOutputRows ?? 0
+        read += batch.length
+      }
     }
     // The writer counts the rows of its own files: a difference from the rows read means rows
     // were lost or doubled on the way, and nothing may be committed.

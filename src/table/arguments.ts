@@ -25,6 +25,7 @@ import {
   optString,
   optStringArray,
 } from '../errors/argument-checks.js'
+import { InvalidArgumentError } from '../errors/index.js'
 import type { Expression } from '../expressions/ast.js'
 import { checkExpression } from '../expressions/check-expression.js'
 import type { AppendOptions } from '../ops/append.js'
@@ -36,6 +37,8 @@ import type {
   MergeUpdateAction,
 } from '../ops/merge-clauses.js'
 import type { OptimizeOptions } from '../ops/optimize.js'
+import type { OverwriteOptions } from '../ops/overwrite.js'
+import type { RestoreOptions } from '../ops/restore.js'
 import type { UpdateOptions } from '../ops/update.js'
 import type { VacuumOptions } from '../ops/vacuum.js'
 import type { ScanOptions } from '../scan/table-scan.js'
@@ -103,7 +106,12 @@ const BEGIN_KEYS = { isolationLevel: true, signal: true } as const satisfies Rec
 const STOP_KEYS = { signal: true } as const satisfies Record<keyof StopOptions, true>
 const HISTORY_KEYS = { limit: true, signal: true } as const satisfies Record<keyof HistoryOptions, true>
 const CHECKPOINT_KEYS = { version: true } as const satisfies Record<keyof CheckpointOptions, true>
-const APPEND_KEYS = { targetFileSize: true } as const satisfies Record<keyof AppendOptions, true>
+const APPEND_KEYS = {
+  targetFileSize: true,
+  mode: true,
+  replaceWhere: true,
+  partitionOverwriteMode: true,
+} as const satisfies Record<keyof AppendOptions, true>
 const UPDATE_KEYS = { where: true, set: true } as const satisfies Record<keyof UpdateOptions, true>
 const MERGE_KEYS = {
   on: true,
@@ -136,12 +144,24 @@ const CLEANUP_METADATA_KEYS = { dryRun: true, signal: true } as const satisfies 
 >
 const FSCK_KEYS = { repair: true, signal: true } as const satisfies Record<keyof FsckOptions, true>
 const STAGE_ACTIONS_KEYS = { operation: true, changesData: true } as const
+const OVERWRITE_KEYS = {
+  targetFileSize: true,
+  replaceWhere: true,
+  partitionOverwriteMode: true,
+} as const satisfies Record<keyof OverwriteOptions, true>
+const RESTORE_KEYS = { version: true, timestamp: true, signal: true } as const satisfies Record<
+  keyof RestoreOptions,
+  true
+>
 const APPEND_FILE_KEYS = {
   format: true,
   columns: true,
   ignoreExtraColumns: true,
   batchRows: true,
   targetFileSize: true,
+  mode: true,
+  replaceWhere: true,
+  partitionOverwriteMode: true,
   signal: true,
 } as const satisfies Record<keyof AppendFileOptions, true>
 
@@ -341,6 +361,73 @@ export function checkAppendOptions(value: unknown): void {
   const o = optionsObject(value, 'options')
   checkKnownKeys(o, 'options', APPEND_KEYS, 'append')
   optNumber(o, 'targetFileSize', 'options', { min: 0, above: true })
+  checkWriteModeFields(o)
+}
+
+/**
+ * Options of `Transaction.overwrite`: `targetFileSize`, `replaceWhere`, `partitionOverwriteMode`.
+ *
+ * @throws {InvalidArgumentError} naming the option
+ */
+export function checkOverwriteOptions(value: unknown): void {
+  const o = optionsObject(value, 'options')
+  checkKnownKeys(o, 'options', OVERWRITE_KEYS, 'overwrite')
+  optNumber(o, 'targetFileSize', 'options', { min: 0, above: true })
+  checkWriteModeFields({ ...o, mode: 'overwrite' })
+}
+
+/**
+ * Options of `restore`: exactly one of `version` (a non-negative integer) and `timestamp`, and
+ * `signal`.
+ *
+ * @throws {InvalidArgumentError} naming the option
+ */
+export function checkRestoreOptions(value: unknown): void {
+  const o = optionsObject(value, 'options')
+  checkKnownKeys(o, 'options', RESTORE_KEYS, 'restore')
+  checkSnapshotFields(o, 'options')
+  if ((o.version === undefined) === (o.timestamp === undefined)) {
+    throw new InvalidArgumentError('restore needs exactly one of options.version and options.timestamp', {
+      argument: 'options.version',
+      hint: "Pass { version: 3 } or { timestamp: '2026-12-01T00:00:00Z' }.",
+    })
+  }
+  const v = o.version
+  if (v !== undefined && (typeof v === 'number' ? !Number.isSafeInteger(v) || v < 0 : (v as bigint) < 0n)) {
+    fail('options.version', 'a non-negative integer version', v)
+  }
+}
+
+/**
+ * The overwrite options of `append` and `appendFile`: `mode`, `replaceWhere` (a predicate) and
+ * `partitionOverwriteMode`, the last two with `mode: 'overwrite'` only and not together.
+ *
+ * @throws {InvalidArgumentError} naming the option
+ */
+function checkWriteModeFields(o: Readonly<Record<string, unknown>>): void {
+  optOneOf(o, 'mode', 'options', ['append', 'overwrite'])
+  optOneOf(o, 'partitionOverwriteMode', 'options', ['static', 'dynamic'])
+  const where = checkWhere(o.replaceWhere, 'options.replaceWhere')
+  if (typeof where === 'string' && where.trim() === '') {
+    fail('options.replaceWhere', 'a predicate such as "day = \'2026-12-01\'"', where)
+  }
+  for (const key of ['replaceWhere', 'partitionOverwriteMode']) {
+    if (o[key] !== undefined && o.mode !== 'overwrite') {
+      throw new InvalidArgumentError(`options.${key} applies to an overwrite only`, {
+        argument: `options.${key}`,
+        hint: `Pass mode: 'overwrite' with ${key}, or leave ${key} out to append.`,
+      })
+    }
+  }
+  if (o.replaceWhere !== undefined && o.partitionOverwriteMode === 'dynamic') {
+    throw new InvalidArgumentError(
+      "options.replaceWhere cannot be combined with partitionOverwriteMode: 'dynamic'",
+      {
+        argument: 'options.replaceWhere',
+        hint: 'Pass replaceWhere alone (it replaces the rows it selects) or dynamic partition overwrite alone (it replaces the partitions the new rows touch).',
+      },
+    )
+  }
 }
 
 /**
@@ -369,6 +456,7 @@ export function checkAppendFileOptions(value: unknown): void {
   optBoolean(o, 'ignoreExtraColumns', 'options')
   optNumber(o, 'batchRows', 'options', { min: 1, integer: true })
   optNumber(o, 'targetFileSize', 'options', { min: 0, above: true })
+  checkWriteModeFields(o)
   optSignal(o, 'options')
 }
 

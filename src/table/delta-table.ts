@@ -9,6 +9,7 @@ import { buildFsckRepair, checkLiveFiles, type FsckOptions, type FsckResult } fr
 import { buildMerge } from '../ops/merge.js'
 import type { MergeOptions } from '../ops/merge-clauses.js'
 import { buildOptimize, commitOptimize, type OptimizeOptions } from '../ops/optimize.js'
+import { buildRestore, type RestoreOptions } from '../ops/restore.js'
 import { buildUpdate, type UpdateOptions } from '../ops/update.js'
 import { type VacuumOptions, type VacuumResult, vacuumTable } from '../ops/vacuum.js'
 import type { CommitInfo, Version } from '../protocol/actions.js'
@@ -44,6 +45,7 @@ import {
   checkMergeOptions,
   checkOpenOptions,
   checkOptimizeOptions,
+  checkRestoreOptions,
   checkRows,
   checkScanOptions,
   checkSnapshotOptions,
@@ -282,9 +284,16 @@ export class DeltaTable {
    * objects. A `Date` is taken for a `timestamp` column (its instant) and for a `date` column
    * (its UTC day).
    *
+   * With `mode: 'overwrite'` the rows replace the table's as one commit (operation `WRITE`,
+   * `mode: Overwrite`): every live file is removed; with `replaceWhere` only the rows matching the
+   * predicate are (and a new row it does not select is refused); with
+   * `partitionOverwriteMode: 'dynamic'` only the partitions the new rows land in are emptied.
+   *
    * @param rows - plain objects keyed by column name, or Arrow input
-   * @param options - `targetFileSize`
+   * @param options - `targetFileSize`, `mode`, `replaceWhere`, `partitionOverwriteMode`
    * @throws {InvalidArgumentError} for rows that do not fit the schema; nothing is written
+   * @throws {ReplaceWhereMismatchError} naming a new row `replaceWhere` does not select; nothing
+   *   is committed
    */
   async append(
     rows: readonly Readonly<Record<string, unknown>>[] | ArrowInput,
@@ -310,6 +319,25 @@ export class DeltaTable {
       let pending: Readonly<Record<string, unknown>>[] = []
       let staged = false
       const { recordBatchesOf, recordBatchToRows } = convert as NonNullable<typeof convert>
+      if (options.mode === 'overwrite') {
+        // One operation takes every batch: what it replaces may depend on all of them (dynamic).
+        const gathered = async function* () {
+          for await (const batch of recordBatchesOf(rows as ArrowInput, 'rows')) {
+            appendAll(pending, recordBatchToRows(batch))
+            if (pending.length >= ARROW_APPEND_ROWS) {
+              yield withDatesAsDays(pending, txn.snapshot.schema)
+              pending = []
+            }
+          }
+          if (pending.length > 0) yield withDatesAsDays(pending, txn.snapshot.schema)
+        }
+        await txn.overwrite(gathered(), {
+          targetFileSize: options.targetFileSize,
+          replaceWhere: options.replaceWhere,
+          partitionOverwriteMode: options.partitionOverwriteMode,
+        })
+        return
+      }
       for await (const batch of recordBatchesOf(rows as ArrowInput, 'rows')) {
         appendAll(pending, recordBatchToRows(batch))
         if (pending.length >= ARROW_APPEND_ROWS) {
@@ -434,6 +462,39 @@ export class DeltaTable {
       t.stage((ctx) => buildOptimize(ctx, options)),
     )
     return commitOptimize(txn, staged, () => this.begin())
+  }
+
+  /**
+   * Brings the table back to an earlier version as one commit (operation `RESTORE`, as Delta's
+   * `RESTORE TABLE ... TO VERSION AS OF`): the files live now but not then are removed, the files
+   * live then but not now are added back (with their deletion vectors, statistics and row ids),
+   * the earlier metadata is set back, and the protocol is kept (never downgraded). History keeps
+   * every version; time travel to the versions in between still works.
+   *
+   * Every data and deletion-vector file to bring back is checked to exist before anything is
+   * committed. RESTORE reads the whole table: a concurrent commit that changes data makes it fail
+   * with a `ConcurrentModificationError` (nothing is committed; run it again).
+   *
+   * ### Examples
+   * ```ts
+   * await table.restore({ version: 3 })
+   * await table.restore({ timestamp: '2026-12-01T00:00:00Z' })
+   * ```
+   *
+   * @param options - `version` or `timestamp` (exactly one), `signal`
+   * @returns the commit, with Delta's metrics (`numRestoredFiles`, `restoredFilesSize`,
+   *   `numRemovedFiles`, `removedFilesSize`, `numOfFilesAfterRestore`, `tableSizeAfterRestore`)
+   * @throws {InvalidArgumentError} when the version is not older than the latest
+   * @throws {VersionNotFoundError} when the log cannot rebuild that version or timestamp
+   * @throws {RestoreFilesMissingError} when a file to bring back is gone (VACUUM removed it)
+   * @throws {ConcurrentModificationError} when a concurrent commit changed the table
+   */
+  async restore(options: RestoreOptions): Promise<CommitResult> {
+    checkRestoreOptions(options)
+    const { signal, ...selector } = options
+    return this.#stageAndCommit(signal, async (txn) => {
+      await txn.stage((ctx) => buildRestore(ctx, selector))
+    })
   }
 
   /**

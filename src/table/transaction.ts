@@ -4,6 +4,8 @@ import { buildDelete } from '../ops/delete.js'
 import { buildMerge } from '../ops/merge.js'
 import type { MergeOptions } from '../ops/merge-clauses.js'
 import { buildOptimize, type OptimizeOptions } from '../ops/optimize.js'
+import { buildOverwrite, type OverwriteOptions, type RowBatches } from '../ops/overwrite.js'
+import { buildRestore, type RestoreOptions } from '../ops/restore.js'
 import { buildUpdate, type UpdateOptions } from '../ops/update.js'
 import type { Action } from '../protocol/actions.js'
 import type { ScanOptions, TableScan } from '../scan/table-scan.js'
@@ -14,6 +16,8 @@ import {
   checkMarkerVersion,
   checkMergeOptions,
   checkOptimizeOptions,
+  checkOverwriteOptions,
+  checkRestoreOptions,
   checkRows,
   checkScanOptions,
   checkStagedActions,
@@ -152,5 +156,34 @@ export class Transaction extends TransactionCore {
   async optimize(options: OptimizeOptions = {}): Promise<Readonly<Record<string, number>>> {
     checkOptimizeOptions(options)
     return (await this.stage((ctx) => buildOptimize(ctx, options))).metrics
+  }
+
+  /**
+   * Stages an overwrite whose rows come in batches (one batch in memory at a time), as one
+   * operation: what it replaces may depend on every batch (dynamic partition overwrite). The
+   * one-batch form is `append(rows, { mode: 'overwrite', ... })`.
+   *
+   * @param batches - arrays of row objects, from an iterable or an async iterable
+   * @param options - `replaceWhere`, `partitionOverwriteMode`, `targetFileSize`
+   * @returns the staged operation's metrics
+   * @throws {ReplaceWhereMismatchError} naming a new row `replaceWhere` does not select
+   */
+  async overwrite(
+    batches: RowBatches,
+    options: OverwriteOptions = {},
+  ): Promise<Readonly<Record<string, number>>> {
+    checkOverwriteOptions(options)
+    return (await this.stage((ctx) => buildOverwrite(ctx, batches, options))).metrics
+  }
+
+  /**
+   * Stages a RESTORE of the table to an earlier version (see `DeltaTable.restore`).
+   *
+   * @param options - `version` or `timestamp`
+   * @returns the staged operation's metrics
+   */
+  async restore(options: Omit<RestoreOptions, 'signal'>): Promise<Readonly<Record<string, number>>> {
+    checkRestoreOptions(options)
+    return (await this.stage((ctx) => buildRestore(ctx, options))).metrics
   }
 }

@@ -40,9 +40,9 @@ type Case = readonly [call: string, argument: string, guess: RegExp, run: (t: De
 const TABLE_CASES: readonly Case[] = [
   [
     'append',
-    'options.mode',
-    /nearest is 'targetFileSize'/,
-    (t) => t.append([{ id: 9n }], bad({ mode: 'overwrite' })),
+    'options.modes',
+    /did you mean 'mode'\?/,
+    (t) => t.append([{ id: 9n }], bad({ modes: 'overwrite' })),
   ],
   [
     'append',
@@ -148,9 +148,9 @@ const STATIC_CASES: readonly (readonly [string, string, RegExp, (dir: string) =>
 const TXN_CASES: readonly (readonly [string, string, RegExp, (x: Transaction) => unknown])[] = [
   [
     'txn.append',
-    'options.mode',
-    /nearest is 'targetFileSize'/,
-    (x) => x.append([], bad({ mode: 'overwrite' })),
+    'options.replacewhere',
+    /did you mean 'replaceWhere'\?/,
+    (x) => x.append([], bad({ mode: 'overwrite', replacewhere: 'id = 1' })),
   ],
   // A transaction reads its own snapshot: time travel is not an option of its scan.
   ['txn.scan', 'options.version', /nearest is/, (x) => x.scan(bad({ version: 0n }))],
