@@ -20,6 +20,7 @@ import { appendAll } from '../util/arrays.js'
 import { dvUnionPhase } from './case2-dv-union.js'
 import { forwardRemapPhase } from './case4a-forward-remap.js'
 import { reverseRemapPhase } from './case4b-reverse-remap.js'
+import { mergeRowsPhase } from './case6-merge-rows.js'
 import type { FetchedFacts } from './fetched-facts.js'
 import {
   checkAddedFilesThatShouldHaveBeenRead,
@@ -65,6 +66,7 @@ export const ROW_LEVEL_PHASES: readonly RowLevelPhase[] = Object.freeze([
   dvUnionPhase,
   forwardRemapPhase,
   reverseRemapPhase,
+  mergeRowsPhase,
 ])
 
 /**

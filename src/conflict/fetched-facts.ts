@@ -41,10 +41,47 @@ export interface RowMatchQuery {
   readonly predicate: Expression
 }
 
+/**
+ * A read of some live rows of one file (Case 6): the rows of `file` live under its deletion
+ * vector that satisfy `predicate`, each with the values of `columns` and an id. With `ids:
+ * 'stable'` the id is the row's stable row id and `version` its row commit version (the
+ * materialized columns named by `rowTracking` where present and not null, else `baseRowId` plus
+ * the physical position and `defaultRowCommitVersion`); with `ids: 'position'` the id is the
+ * row's physical position and `version` is null.
+ *
+ * The loop leaves the answer out on any error, or when more than `maxRows` rows match.
+ */
+export interface RowReadRequest {
+  /** The key to store the answer under in {@link FetchedFacts.rowReads}. */
+  readonly key: string
+  /** The data file, with the deletion vector whose live rows are read. */
+  readonly file: AddFile
+  readonly predicate: Expression
+  /** Table (logical) column names whose values each row carries, in order. */
+  readonly columns: readonly string[]
+  readonly ids: 'stable' | 'position'
+  /** Physical names of the materialized row-tracking columns, for `ids: 'stable'`. */
+  readonly rowTracking?: {
+    readonly materializedRowIdColumn?: string | undefined
+    readonly materializedRowCommitVersionColumn?: string | undefined
+  }
+  readonly maxRows: number
+}
+
+/** One row a {@link RowReadRequest} returned. */
+export interface ReadRow {
+  readonly id: bigint
+  readonly version: bigint | null
+  /** The values of the request's columns, in order, as the data plane returns them. */
+  readonly values: readonly unknown[]
+}
+
 /** What the loop must load before calling `checkConflicts`. Empty when all flags are off. */
 export interface FetchPlan {
   readonly deletionVectors: readonly DeletionVectorRequest[]
   readonly rowQueries: readonly RowMatchQuery[]
+  /** Row reads (Case 6); absent when none. */
+  readonly rowReads?: readonly RowReadRequest[]
 }
 
 /**
@@ -56,6 +93,8 @@ export interface FetchedFacts {
   readonly deletionVectors: ReadonlyMap<string, RoaringBitmapArray>
   /** Row-query answers by {@link RowMatchQuery.key}; true means some row matches. */
   readonly rowMatches: ReadonlyMap<string, boolean>
+  /** Row-read answers by {@link RowReadRequest.key}; absent when none was asked. */
+  readonly rowReads?: ReadonlyMap<string, readonly ReadRow[]>
 }
 
 /** No facts: what the baseline checker needs. */
@@ -78,6 +117,7 @@ export const EMPTY_FETCH_PLAN: FetchPlan = Object.freeze({
 export class FetchPlanBuilder {
   readonly #deletionVectors = new Map<string, DeletionVectorRequest>()
   readonly #rowQueries: RowMatchQuery[] = []
+  readonly #rowReads = new Map<string, RowReadRequest>()
 
   /**
    * Asks for a deletion vector, if it must be loaded.
@@ -106,6 +146,17 @@ export class FetchPlanBuilder {
   }
 
   /**
+   * Asks for a row read (once per key).
+   *
+   * @param request - the read
+   * @returns this builder
+   */
+  rowRead(request: RowReadRequest): this {
+    if (!this.#rowReads.has(request.key)) this.#rowReads.set(request.key, request)
+    return this
+  }
+
+  /**
    * Asks everything another plan asks.
    *
    * @param plan - a plan, typically one case's
@@ -116,15 +167,18 @@ export class FetchPlanBuilder {
       if (!this.#deletionVectors.has(d.key)) this.#deletionVectors.set(d.key, d)
     }
     for (const q of plan.rowQueries) this.#rowQueries.push(q)
+    for (const r of plan.rowReads ?? []) this.rowRead(r)
     return this
   }
 
   /** @returns the plan, frozen; {@link EMPTY_FETCH_PLAN} when nothing was asked */
   build(): FetchPlan {
-    if (this.#deletionVectors.size === 0 && this.#rowQueries.length === 0) return EMPTY_FETCH_PLAN
+    if (this.#deletionVectors.size === 0 && this.#rowQueries.length === 0 && this.#rowReads.size === 0)
+      return EMPTY_FETCH_PLAN
     return Object.freeze({
       deletionVectors: Object.freeze([...this.#deletionVectors.values()]),
       rowQueries: Object.freeze([...this.#rowQueries]),
+      ...(this.#rowReads.size === 0 ? {} : { rowReads: Object.freeze([...this.#rowReads.values()]) }),
     })
   }
 }

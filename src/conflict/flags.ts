@@ -24,12 +24,21 @@ export interface ConflictFlags {
   readonly mergeSourceKeyReadPredicate: boolean
   /** MERGE source-key read: at most this many distinct keys form an IN-set, more a key range. */
   readonly mergeSourceKeyInSetThreshold: number
+  /**
+   * Case 6: a losing MERGE records its row-level read set (source keys and NOT MATCHED BY SOURCE
+   * conditions) and is checked row by row against each winner's changed rows.
+   */
+  readonly mergeRowLevelConflicts: boolean
+  /** Case 6: at most this many distinct source key tuples are kept exactly, more in a Bloom filter. */
+  readonly mergeRowLevelMaxExactKeys: number
 }
 
 /** Default of {@link ConflictFlags.valueExactMaxBytes}: 1 GiB. */
 export const DEFAULT_VALUE_EXACT_MAX_BYTES = 1 << 30
 /** Default of {@link ConflictFlags.mergeSourceKeyInSetThreshold}. */
 export const DEFAULT_MERGE_SOURCE_KEY_IN_SET_THRESHOLD = 10_000
+/** Default of {@link ConflictFlags.mergeRowLevelMaxExactKeys}. */
+export const DEFAULT_MERGE_ROW_LEVEL_MAX_EXACT_KEYS = 1_000_000
 
 /** Every reconciliation off: Delta's file-level checker. */
 export const DEFAULT_CONFLICT_FLAGS: ConflictFlags = Object.freeze({
@@ -42,6 +51,8 @@ export const DEFAULT_CONFLICT_FLAGS: ConflictFlags = Object.freeze({
   optimizeReverseReconciliation: false,
   mergeSourceKeyReadPredicate: false,
   mergeSourceKeyInSetThreshold: DEFAULT_MERGE_SOURCE_KEY_IN_SET_THRESHOLD,
+  mergeRowLevelConflicts: false,
+  mergeRowLevelMaxExactKeys: DEFAULT_MERGE_ROW_LEVEL_MAX_EXACT_KEYS,
 })
 
 /** A boolean switch of {@link ConflictFlags}. */
@@ -59,12 +70,14 @@ const BOOLEAN_KEYS: Readonly<Record<string, BooleanFlag>> = Object.freeze({
   'optimize.conflictReconciliation.enabled': 'optimizeReconciliation',
   'optimize.conflictReconciliation.reverse.enabled': 'optimizeReverseReconciliation',
   'merge.sourceKeyReadPredicate.enabled': 'mergeSourceKeyReadPredicate',
+  'merge.rowLevelConflicts.enabled': 'mergeRowLevelConflicts',
 })
 
 /** Option keys (without the Spark prefix) of the numeric settings, with their minimum. */
 const NUMERIC_KEYS: Readonly<Record<string, readonly [NumericFlag, number]>> = Object.freeze({
   'conflictDetection.dataSkipping.valueExact.maxBytes': ['valueExactMaxBytes', 0] as const,
   'merge.sourceKeyReadPredicate.inSetThreshold': ['mergeSourceKeyInSetThreshold', 0] as const,
+  'merge.rowLevelConflicts.maxExactKeys': ['mergeRowLevelMaxExactKeys', 0] as const,
 })
 
 const SPARK_PREFIX = 'spark.databricks.delta.'

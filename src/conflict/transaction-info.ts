@@ -17,6 +17,7 @@ import {
   type Protocol,
   type Version,
 } from '../protocol/actions.js'
+import type { MergeReadSet } from './case6-merge-read-set.js'
 
 // === Types ===
 
@@ -38,6 +39,11 @@ export interface ReadPredicate {
    * `dataPredicate` is used.
    */
   readonly exactDataPredicate?: Expression
+  /**
+   * The row-level read set of a MERGE (Case 6), recorded next to its file-level predicate when
+   * `merge.rowLevelConflicts.enabled` is on and the MERGE's keys are eligible.
+   */
+  readonly mergeRead?: MergeReadSet
   /** Carried from the read as Delta records it; not consulted by the checks. */
   readonly shouldRewriteFilter: boolean
 }
@@ -124,19 +130,21 @@ export const TRUE_PREDICATE: Expression = lit(true)
  * A read predicate.
  *
  * @param parts - the partition part and data part (each `TRUE` when absent), an optional
- *   row-exact data predicate, and `shouldRewriteFilter` (default true)
+ *   row-exact data predicate, a MERGE's row-level read set, and `shouldRewriteFilter` (default true)
  * @returns a frozen read predicate
  */
 export function createReadPredicate(parts: {
   readonly partitionPredicate?: Expression
   readonly dataPredicate?: Expression
   readonly exactDataPredicate?: Expression
+  readonly mergeRead?: MergeReadSet | undefined
   readonly shouldRewriteFilter?: boolean
 }): ReadPredicate {
   const out: {
     partitionPredicate: Expression
     dataPredicate: Expression
     exactDataPredicate?: Expression
+    mergeRead?: MergeReadSet
     shouldRewriteFilter: boolean
   } = {
     partitionPredicate: parts.partitionPredicate ?? TRUE_PREDICATE,
@@ -144,6 +152,7 @@ export function createReadPredicate(parts: {
     shouldRewriteFilter: parts.shouldRewriteFilter ?? true,
   }
   if (parts.exactDataPredicate !== undefined) out.exactDataPredicate = parts.exactDataPredicate
+  if (parts.mergeRead !== undefined) out.mergeRead = parts.mergeRead
   return Object.freeze(out)
 }
 

@@ -1,4 +1,11 @@
 import {
+  encodeKeyTuple,
+  isEligibleKeyType,
+  type MergeKeyColumn,
+  MergeKeySetBuilder,
+  type MergeReadSet,
+} from '../conflict/case6-merge-read-set.js'
+import {
   between,
   binaryLiteral,
   col,
@@ -19,7 +26,7 @@ import {
 import { type DataType as ExprType, parseDataType } from '../expressions/data-types.js'
 import { coerceRaw, compareValues, type Value } from '../expressions/values.js'
 import type { PrimitiveType } from '../protocol/schema.js'
-import type { EquiKey } from './merge-clauses.js'
+import { type EquiKey, type MergePlan, mapColumns } from './merge-clauses.js'
 
 /**
  * The MERGE source-key read predicate (rlc-spec 3.3, scenarios suite MSK): the target rows a
@@ -244,4 +251,59 @@ function literalOf(v: Value, type: PrimitiveType): Literal {
     default:
       return lit(null)
   }
+}
+
+/**
+ * The row-level read set of a MERGE (Case 6, design beyond-rlc 8.2): the distinct non-NULL key
+ * tuples of the source rows, encoded by the key columns' schema types (exact up to `maxExact`,
+ * a Bloom filter beyond), the target-only part of ON with a cheap key filter, and the NOT
+ * MATCHED BY SOURCE conditions.
+ *
+ * Undefined (no read set: any concurrent change of the table conflicts) when ON has no equi-join
+ * key, when a key column's type is not exactly comparable (floating point) or differs from its
+ * source column's type (M-S1), or when a source key cannot be read exactly as its column's type.
+ *
+ * @param plan - the planned MERGE: keys, source columns, target-only conjuncts, clauses
+ * @param rows - the source rows the MERGE joins
+ * @param options - the key-set cap and the IN-set threshold of the key filter
+ * @returns the read set, or undefined
+ */
+export function captureMergeReadSet(
+  plan: Pick<MergePlan, 'keys' | 'sourceColumns' | 'targetOnly' | 'whenNotMatchedBySource'>,
+  rows: readonly Readonly<Record<string, unknown>>[],
+  options: { readonly maxExact: number; readonly inSetThreshold: number },
+): MergeReadSet | undefined {
+  const { keys } = plan
+  if (keys.length === 0) return undefined
+  for (const k of keys) {
+    const source = plan.sourceColumns.find((c) => c.name === k.source)
+    if (source === undefined || JSON.stringify(source.type) !== JSON.stringify(k.targetType)) return undefined
+    if (!isEligibleKeyType(k.targetType)) return undefined
+  }
+  const columns: MergeKeyColumn[] = keys.map((k) => Object.freeze({ name: k.target, type: k.targetType }))
+  const set = new MergeKeySetBuilder(options.maxExact, rows.length)
+  const tuple: unknown[] = new Array(keys.length)
+  for (const row of rows) {
+    for (let i = 0; i < keys.length; i++) tuple[i] = row[(keys[i] as EquiKey).source]
+    const encoded = encodeKeyTuple(tuple, columns)
+    if (encoded === undefined) return undefined
+    if (encoded !== null) set.add(encoded)
+  }
+  // The source-key filter exists for the types it compares exactly; T alone over-approximates
+  // the rest (decimal keys), and the checker probes the exact set.
+  const pre = sourceKeyPredicate(keys, rows, options.inSetThreshold)
+  const parts = [plan.targetOnly, pre?.preFilter].filter((e): e is Expression => e !== undefined)
+  const conditions: Expression[] = []
+  let wholeTable = false
+  for (const c of plan.whenNotMatchedBySource) {
+    if (c.condition === undefined) wholeTable = true
+    else conditions.push(mapColumns(c.condition, (path) => col(path.slice(1))))
+  }
+  return Object.freeze({
+    keyColumns: Object.freeze(columns),
+    keys: set.build(),
+    keyFilter: parts.length === 0 ? lit(true) : conjunction(parts),
+    notMatchedBySource: conditions.length === 0 ? undefined : disjunction(conditions),
+    wholeTable,
+  })
 }

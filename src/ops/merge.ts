@@ -12,7 +12,7 @@ import { checkRowCopyingSupported, rowTrackingToPreserve } from '../txn/row-copy
 import type { OperationContext, PreparedOperation } from '../txn/staged-operation.js'
 import { checkNotAppendOnly, replaceRows, type TouchedFile } from './dml-support.js'
 import { type MergeOptions, type MergePlan, planMerge } from './merge-clauses.js'
-import { sourceKeyPredicate } from './merge-source-keys.js'
+import { captureMergeReadSet, sourceKeyPredicate } from './merge-source-keys.js'
 import { writeTargetOf } from './write-support.js'
 
 /**
@@ -27,6 +27,8 @@ import { writeTargetOf } from './write-support.js'
  * read. With the `mergeSourceKeyReadPredicate` flag it is narrowed to the source keys: an IN-set
  * of at most `mergeSourceKeyInSetThreshold` distinct keys, else a min/max range, with the exact
  * key set as the value-exact predicate. A NOT MATCHED BY SOURCE clause reads every file (TRUE).
+ * With `mergeRowLevelConflicts` the read also carries the MERGE's row-level read set (source key
+ * tuples, the target-only part of `on`, the NOT MATCHED BY SOURCE conditions) for Case 6.
  *
  * Writing. Updated images and inserted rows go to new files (ordinary adds). Rows updated or
  * deleted leave their files as in DELETE: through a new deletion vector when the table has them
@@ -156,9 +158,16 @@ function readTargetFiles(
 ): ReturnType<typeof pruneFiles>['files'] {
   const snap = ctx.snapshot
   const all = snap.activeFiles()
+  // Case 6: the rows read, as the checker tests a winner's changed rows against them.
+  const mergeRead = ctx.flags.mergeRowLevelConflicts
+    ? captureMergeReadSet(plan, sourceRows, {
+        maxExact: ctx.flags.mergeRowLevelMaxExactKeys,
+        inSetThreshold: ctx.flags.mergeSourceKeyInSetThreshold,
+      })
+    : undefined
   if (plan.whenNotMatchedBySource.length > 0) {
     // Every target row may be acted on: no source-key predicate, everything is read.
-    ctx.recordRead(all, undefined)
+    ctx.recordRead(all, undefined, { mergeRead })
     return all
   }
   const keys = sourceKeyPredicate(plan.keys, sourceRows, ctx.flags.mergeSourceKeyInSetThreshold)
@@ -171,9 +180,13 @@ function readTargetFiles(
       keys.exact === keys.preFilter
         ? undefined
         : splitPartitionPredicate(conjunction(exactParts), snap.partitionColumns).data
-    ctx.recordRead(files, prune, exactData === undefined ? {} : { exactPredicate: exactData })
+    ctx.recordRead(
+      files,
+      prune,
+      exactData === undefined ? { mergeRead } : { exactPredicate: exactData, mergeRead },
+    )
   } else {
-    ctx.recordRead(files, plan.targetOnly)
+    ctx.recordRead(files, plan.targetOnly, { mergeRead })
   }
   return files
 }

@@ -47,6 +47,11 @@ export const RECONCILIATION_WORDS: Readonly<Record<ReconciliationKind, Omit<Glos
       words: 'a delete lost the race to a compaction: its rows are deleted where the compaction moved them',
       anchor: '#case-4',
     },
+    'case6-merge-rows': {
+      words:
+        'two MERGEs ran at once: none of the rows the other one inserted, updated or deleted is a row this one read',
+      anchor: '#case-6',
+    },
   })
 
 const FILE_LEVEL = '#file-level-aborts'

@@ -30,6 +30,7 @@ import type { FileMeta } from '../storage/object-store.js'
 import { appendAll } from '../util/arrays.js'
 import { mapLimit } from '../util/map-limit.js'
 import { backoffDelay, type CommitRetryPolicy } from './commit-options.js'
+import { loadRowReads } from './conflict-row-reads.js'
 import { type InCommitTimestampPlan, nextInCommitTimestamp, stampActions } from './in-commit-timestamps.js'
 
 /** Everything the loop needs to land one transaction. */
@@ -390,7 +391,15 @@ async function fetchFacts(
     const any = matches[i]
     if (any !== undefined) rowMatches.set(q.key, any)
   })
-  return { deletionVectors, rowMatches }
+  if (plan.rowReads === undefined || plan.rowReads.length === 0) return { deletionVectors, rowMatches }
+  const rowReads = await loadRowReads(
+    engine,
+    columns,
+    plan.rowReads,
+    (dv) => loadDv(engine, cache, dv, signal),
+    signal,
+  )
+  return { deletionVectors, rowMatches, rowReads }
 }
 
 function sleep(ms: number, signal?: AbortSignal): Promise<void> {

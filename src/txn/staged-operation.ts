@@ -1,3 +1,4 @@
+import type { MergeReadSet } from '../conflict/case6-merge-read-set.js'
 import type { ConflictFlags } from '../conflict/flags.js'
 import type { Engine } from '../engine/engine.js'
 import type { Expression } from '../expressions/ast.js'
@@ -54,6 +55,8 @@ export interface RecordReadOptions {
    * pre-filter (MERGE source keys).
    */
   readonly exactPredicate?: Expression | undefined
+  /** A MERGE's row-level read set (Case 6), recorded with the predicate. */
+  readonly mergeRead?: MergeReadSet | undefined
   /** Record the predicate but not the files (a partition-of-new-files read). */
   readonly predicateOnly?: boolean
 }

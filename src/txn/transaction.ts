@@ -468,6 +468,7 @@ export class TransactionCore {
         partitionPredicate: parts.partition,
         dataPredicate: parts.data,
         exactDataPredicate: options.exactPredicate,
+        mergeRead: options.mergeRead,
         shouldRewriteFilter: !options.predicateOnly,
       }),
     )

@@ -29,6 +29,7 @@ describe('parseConflictFlags', () => {
       optimizeReconciliation: true,
       optimizeReverseReconciliation: true,
       mergeSourceKeyReadPredicate: true,
+      mergeRowLevelConflicts: true,
     })
     assert.ok(Object.isFrozen(flags))
   })
@@ -41,6 +42,7 @@ describe('parseConflictFlags', () => {
     ['optimize.conflictReconciliation.enabled', 'optimizeReconciliation'],
     ['optimize.conflictReconciliation.reverse.enabled', 'optimizeReverseReconciliation'],
     ['merge.sourceKeyReadPredicate.enabled', 'mergeSourceKeyReadPredicate'],
+    ['merge.rowLevelConflicts.enabled', 'mergeRowLevelConflicts'],
   ]
   for (const [key, field] of keys) {
     for (const prefix of ['', 'spark.databricks.delta.']) {

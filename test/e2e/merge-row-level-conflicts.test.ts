@@ -1,0 +1,432 @@
+/**
+ * Case 6 (design beyond-rlc 8.8, C6-01 .. C6-12): a MERGE that loses the race to another commit
+ * is checked row by row. Each test begins the loser's transaction and stages its MERGE, commits
+ * the winner on the same snapshot, then commits the loser, and asserts the outcome and the
+ * table's final rows.
+ */
+import assert from 'node:assert/strict'
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { after, describe, it } from 'node:test'
+import { isDeltaError } from '../../src/errors/index.js'
+import type { MergeOptions } from '../../src/ops/merge-clauses.js'
+import { DeltaTable } from '../../src/table/delta-table.js'
+
+type Row = Record<string, unknown>
+
+const roots: string[] = []
+after(() => Promise.all(roots.map((r) => rm(r, { recursive: true, force: true }))))
+
+const CASE6 = { 'merge.rowLevelConflicts.enabled': true } as const
+const SCHEMA = 'id long, region string, value int'
+
+interface RaceSetup {
+  readonly schema?: string
+  readonly properties?: Readonly<Record<string, string>>
+  readonly conflicts?: Readonly<Record<string, boolean | number>> | 'all'
+  /** Base rows, one append (so one file) per batch. */
+  readonly batches: readonly (readonly Row[])[]
+  readonly loser: (tx: Awaited<ReturnType<DeltaTable['begin']>>) => Promise<unknown>
+  readonly winner: (table: DeltaTable) => Promise<unknown>
+  readonly isolationLevel?: 'Serializable' | 'WriteSerializable'
+}
+
+interface RaceOutcome {
+  /** 'committed', or the loser's error code. */
+  readonly outcome: string
+  readonly message: string
+  readonly kinds: readonly string[]
+  readonly rows: Row[]
+}
+
+async function race(setup: RaceSetup): Promise<RaceOutcome> {
+  const root = await mkdtemp(join(tmpdir(), 'delta-rlc-case6-'))
+  roots.push(root)
+  const table = await DeltaTable.create(
+    join(root, 't'),
+    { schema: setup.schema ?? SCHEMA, properties: { ...setup.properties } },
+    { autoCheckpoint: false, conflicts: setup.conflicts ?? CASE6 },
+  )
+  for (const batch of setup.batches) await table.append([...batch])
+  const tx = await table.begin(
+    setup.isolationLevel === undefined ? {} : { isolationLevel: setup.isolationLevel },
+  )
+  await setup.loser(tx)
+  await setup.winner(table)
+  let outcome = 'committed'
+  let message = ''
+  let kinds: readonly string[] = []
+  try {
+    const result = await tx.commit()
+    kinds = result.reconciliations.map((r) => r.kind)
+  } catch (err) {
+    if (!isDeltaError(err)) throw err
+    outcome = err.code
+    message = err.message
+  }
+  return { outcome, message, kinds, rows: await table.scan().toArray() }
+}
+
+const base = (from: number, to: number, region = 'US'): Row[] =>
+  Array.from({ length: to - from }, (_, i) => ({ id: BigInt(from + i), region, value: 0 }))
+
+const TWO_FILES = [base(0, 50), base(50, 100)]
+
+function upsert(
+  keys: readonly (number | bigint | null)[],
+  value: number,
+  region = 'US',
+): [Row[], MergeOptions] {
+  return [
+    keys.map((k) => ({ id: typeof k === 'number' ? BigInt(k) : k, region, value })),
+    {
+      on: 'target.id = source.id',
+      whenMatched: [{ update: { value: 'source.value' } }],
+      whenNotMatched: [{ insert: '*' }],
+    },
+  ]
+}
+
+/** Rows by id (the id as text); a repeated id keeps every row. */
+function byId(rows: readonly Row[]): Map<string, Row[]> {
+  const out = new Map<string, Row[]>()
+  for (const r of rows) {
+    const k = String(r.id)
+    out.set(k, [...(out.get(k) ?? []), r])
+  }
+  return out
+}
+
+function valueAt(rows: readonly Row[], id: number | bigint): unknown {
+  const hits = byId(rows).get(String(id)) ?? []
+  assert.equal(hits.length, 1, `exactly one row with id ${id}`)
+  return hits[0]!.value
+}
+
+describe('Case 6: MERGE against MERGE at row level', () => {
+  for (const dv of [true, false]) {
+    it(`C6-01 disjoint upserts both commit (deletion vectors ${dv ? 'on' : 'off'})`, async () => {
+      const r = await race({
+        properties: { 'delta.enableDeletionVectors': String(dv) },
+        batches: TWO_FILES,
+        loser: (tx) => tx.merge(...upsert([60, 1000], 1)),
+        winner: (t) => t.merge(...upsert([10, 2000], 2)),
+      })
+      assert.equal(r.outcome, 'committed', r.message)
+      assert.deepEqual(r.kinds, ['case6-merge-rows'])
+      assert.equal(r.rows.length, 102)
+      assert.equal(byId(r.rows).size, 102)
+      assert.deepEqual(
+        [60, 1000, 10, 2000].map((k) => valueAt(r.rows, k)),
+        [1, 1, 2, 2],
+      )
+    })
+  }
+
+  it('disjoint upserts abort with the flag off (the file-level answer)', async () => {
+    const r = await race({
+      conflicts: {},
+      properties: { 'delta.enableDeletionVectors': 'true' },
+      batches: TWO_FILES,
+      loser: (tx) => tx.merge(...upsert([60, 1000], 1)),
+      winner: (t) => t.merge(...upsert([10, 2000], 2)),
+    })
+    assert.equal(r.outcome, 'DELTA_CONCURRENT_APPEND')
+    assert.equal(r.rows.length, 101)
+  })
+
+  it('C6-02 both insert the same new key: the loser aborts and the key is there once', async () => {
+    const r = await race({
+      properties: { 'delta.enableDeletionVectors': 'true' },
+      batches: TWO_FILES,
+      loser: (tx) => tx.merge(...upsert([1000], 1)),
+      winner: (t) => t.merge(...upsert([1000], 2)),
+    })
+    assert.equal(r.outcome, 'DELTA_CONCURRENT_APPEND')
+    assert.match(r.message, /Case 6: winner v\d+ added a row with key \(id = 1000\)/)
+    assert.equal(valueAt(r.rows, 1000), 2)
+    assert.equal(r.rows.length, 101)
+  })
+
+  it('C6-03 a MATCHED-only loser aborts when the winner inserts its key (no lost update)', async () => {
+    const r = await race({
+      properties: { 'delta.enableDeletionVectors': 'true' },
+      batches: TWO_FILES,
+      loser: (tx) =>
+        tx.merge(
+          [
+            { id: 60n, region: 'US', value: 7 },
+            { id: 1000n, region: 'US', value: 7 },
+          ],
+          {
+            on: 'target.id = source.id',
+            whenMatched: [{ update: { value: 'source.value' } }],
+          },
+        ),
+      winner: (t) => t.merge(...upsert([1000], 2)),
+    })
+    assert.equal(r.outcome, 'DELTA_CONCURRENT_APPEND')
+    assert.equal(valueAt(r.rows, 1000), 2)
+    assert.equal(valueAt(r.rows, 60), 0)
+  })
+
+  it('C6-04 a winner UPDATE that changes a key into the loser key set aborts the loser', async () => {
+    const r = await race({
+      properties: { 'delta.enableDeletionVectors': 'true' },
+      batches: TWO_FILES,
+      loser: (tx) => tx.merge(...upsert([1000], 1)),
+      winner: (t) => t.update({ where: 'id = 5', set: { id: '1000' } }),
+    })
+    assert.notEqual(r.outcome, 'committed')
+    assert.match(r.message, /Case 6: winner v\d+ added a row with key \(id = 1000\)/)
+    assert.equal(valueAt(r.rows, 1000), 0)
+    assert.equal(byId(r.rows).has('5'), false)
+  })
+
+  describe('C6-05 a conditional NOT MATCHED BY SOURCE loser', () => {
+    const loser = (tx: Awaited<ReturnType<DeltaTable['begin']>>) =>
+      tx.merge([{ id: 60n, region: 'US', value: 1 }], {
+        on: 'target.id = source.id',
+        whenMatched: [{ update: { value: 'source.value' } }],
+        whenNotMatchedBySource: [{ if: "target.region = 'EU'", delete: true }],
+      })
+
+    it("commits when the winner inserts a disjoint key with region 'US'", async () => {
+      const r = await race({
+        properties: { 'delta.enableDeletionVectors': 'true' },
+        batches: [base(0, 50), base(50, 98), base(98, 100, 'EU')],
+        loser,
+        winner: (t) => t.merge(...upsert([2000], 2, 'US')),
+      })
+      assert.equal(r.outcome, 'committed', r.message)
+      assert.equal(valueAt(r.rows, 60), 1)
+      assert.equal(valueAt(r.rows, 2000), 2)
+      assert.equal(byId(r.rows).has('98'), false, 'the EU rows the loser read are deleted')
+      assert.equal(r.rows.length, 99)
+    })
+
+    it("aborts when the winner inserts a row with region 'EU' (it would be deleted serially)", async () => {
+      const r = await race({
+        properties: { 'delta.enableDeletionVectors': 'true' },
+        batches: [base(0, 50), base(50, 98), base(98, 100, 'EU')],
+        loser,
+        winner: (t) => t.merge(...upsert([2000], 2, 'EU')),
+      })
+      assert.equal(r.outcome, 'DELTA_CONCURRENT_APPEND')
+      assert.equal(valueAt(r.rows, 2000), 2)
+      assert.equal(valueAt(r.rows, 60), 0)
+      assert.equal(r.rows.length, 101)
+    })
+  })
+
+  it('C6-06 an unconditional NOT MATCHED BY SOURCE loser aborts against any changed-data winner', async () => {
+    const r = await race({
+      properties: { 'delta.enableDeletionVectors': 'true' },
+      batches: TWO_FILES,
+      loser: (tx) =>
+        tx.merge([{ id: 60n, region: 'US', value: 1 }], {
+          on: 'target.id = source.id',
+          whenMatched: [{ update: { value: 'source.value' } }],
+          whenNotMatchedBySource: [{ update: { value: '9' } }],
+        }),
+      winner: (t) => t.merge(...upsert([2000], 2)),
+    })
+    assert.equal(r.outcome, 'DELTA_CONCURRENT_APPEND')
+    assert.match(r.message, /without a condition/)
+    assert.equal(valueAt(r.rows, 60), 0)
+    assert.equal(valueAt(r.rows, 2000), 2)
+  })
+
+  describe('C6-07 a copy-on-write UPDATE winner copies a row whose key the loser read', () => {
+    // Insert-only MERGE: key 10 exists (read, not changed), key 1000 is new. The winner rewrites
+    // the file holding row 10 to update row 20, copying row 10.
+    const loser = (tx: Awaited<ReturnType<DeltaTable['begin']>>) =>
+      tx.merge(
+        [
+          { id: 10n, region: 'US', value: 1 },
+          { id: 1000n, region: 'US', value: 1 },
+        ],
+        { on: 'target.id = source.id', whenNotMatched: [{ insert: '*' }] },
+      )
+    const winner = (t: DeltaTable) => t.update({ where: 'id = 20', set: { value: '2' } })
+
+    it('commits with row tracking: the copy is not a change', async () => {
+      const r = await race({
+        properties: { 'delta.enableDeletionVectors': 'false', 'delta.enableRowTracking': 'true' },
+        batches: TWO_FILES,
+        loser,
+        winner,
+      })
+      assert.equal(r.outcome, 'committed', r.message)
+      assert.deepEqual(r.kinds, ['case6-merge-rows'])
+      assert.deepEqual(
+        [10, 20, 1000].map((k) => valueAt(r.rows, k)),
+        [0, 2, 1],
+      )
+      assert.equal(r.rows.length, 101)
+    })
+
+    it('aborts without row tracking: every rewritten row counts as changed', async () => {
+      const r = await race({
+        properties: { 'delta.enableDeletionVectors': 'false' },
+        batches: TWO_FILES,
+        loser,
+        winner,
+      })
+      assert.notEqual(r.outcome, 'committed')
+      assert.match(r.message, /Case 6: winner v\d+ (added a row with|deleted or updated) key \(id = 10\)/)
+      assert.equal(valueAt(r.rows, 20), 2)
+      assert.equal(byId(r.rows).has('1000'), false)
+    })
+  })
+
+  describe('C6-08 a blind-append winner of a key the loser inserts', () => {
+    const run = (isolationLevel: 'Serializable' | 'WriteSerializable') =>
+      race({
+        properties: { 'delta.enableDeletionVectors': 'true' },
+        batches: TWO_FILES,
+        isolationLevel,
+        loser: (tx) => tx.merge(...upsert([1000], 1)),
+        winner: (t) => t.append([{ id: 1000n, region: 'US', value: 2 }]),
+      })
+
+    it('aborts under Serializable', async () => {
+      const r = await run('Serializable')
+      assert.equal(r.outcome, 'DELTA_CONCURRENT_APPEND')
+      assert.equal(valueAt(r.rows, 1000), 2)
+    })
+
+    it('commits under WriteSerializable (MERGE then INSERT is the serial order)', async () => {
+      const r = await run('WriteSerializable')
+      assert.equal(r.outcome, 'committed', r.message)
+      assert.deepEqual((byId(r.rows).get('1000') ?? []).map((x) => x.value).sort(), [1, 2])
+    })
+  })
+
+  describe('C6-09 long keys around 2^53 are told apart', () => {
+    const big = 2n ** 53n
+    const batches = [...TWO_FILES, [{ id: big, region: 'US', value: 0 }]]
+    const loser = (tx: Awaited<ReturnType<DeltaTable['begin']>>) => tx.merge(...upsert([big + 1n], 1))
+
+    it('commits when the winner updates 2^53 and the loser inserts 2^53 + 1', async () => {
+      const r = await race({
+        properties: { 'delta.enableDeletionVectors': 'true' },
+        batches,
+        loser,
+        winner: (t) => t.merge(...upsert([big], 2)),
+      })
+      assert.equal(r.outcome, 'committed', r.message)
+      assert.equal(valueAt(r.rows, big), 2)
+      assert.equal(valueAt(r.rows, big + 1n), 1)
+    })
+
+    it('aborts when both insert 2^53 + 1', async () => {
+      const r = await race({
+        properties: { 'delta.enableDeletionVectors': 'true' },
+        batches,
+        loser,
+        winner: (t) => t.merge(...upsert([big + 1n], 2)),
+      })
+      assert.equal(r.outcome, 'DELTA_CONCURRENT_APPEND')
+      assert.equal(valueAt(r.rows, big + 1n), 2)
+    })
+  })
+
+  describe('C6-10 multi-column keys are matched as tuples', () => {
+    const schema = 'a long, b string, value int'
+    const batches = [
+      [
+        { a: 1n, b: 'x', value: 0 },
+        { a: 2n, b: 'x', value: 0 },
+      ],
+    ]
+    const on = 'target.a = source.a AND target.b = source.b'
+    const tupleUpsert = (rows: Row[]): [Row[], MergeOptions] => [
+      rows,
+      { on, whenMatched: [{ update: { value: 'source.value' } }], whenNotMatched: [{ insert: '*' }] },
+    ]
+    const loser = (tx: Awaited<ReturnType<DeltaTable['begin']>>) =>
+      tx.merge(
+        ...tupleUpsert([
+          { a: 1n, b: 'x', value: 1 },
+          { a: 3n, b: 'y', value: 1 },
+        ]),
+      )
+
+    it('commits when the winner inserts (1, y): each column is in the source, the tuple is not', async () => {
+      const r = await race({
+        schema,
+        properties: { 'delta.enableDeletionVectors': 'true' },
+        batches,
+        loser,
+        winner: (t) => t.merge(...tupleUpsert([{ a: 1n, b: 'y', value: 2 }])),
+      })
+      assert.equal(r.outcome, 'committed', r.message)
+      const got = r.rows.map((x) => `${x.a}${x.b}=${x.value}`).sort()
+      assert.deepEqual(got, ['1x=1', '1y=2', '2x=0', '3y=1'])
+    })
+
+    it('aborts when the winner inserts (3, y)', async () => {
+      const r = await race({
+        schema,
+        properties: { 'delta.enableDeletionVectors': 'true' },
+        batches,
+        loser,
+        winner: (t) => t.merge(...tupleUpsert([{ a: 3n, b: 'y', value: 2 }])),
+      })
+      assert.equal(r.outcome, 'DELTA_CONCURRENT_APPEND')
+      assert.match(r.message, /key \(a = 3, b = 'y'\)/)
+    })
+  })
+
+  it('C6-11 NULL keys never match: both NULL-key inserts commit', async () => {
+    const r = await race({
+      properties: { 'delta.enableDeletionVectors': 'true' },
+      batches: TWO_FILES,
+      loser: (tx) => tx.merge(...upsert([null, 1000], 1)),
+      winner: (t) => t.merge(...upsert([null], 2)),
+    })
+    assert.equal(r.outcome, 'committed', r.message)
+    assert.deepEqual(
+      r.rows
+        .filter((x) => x.id === null)
+        .map((x) => x.value)
+        .sort(),
+      [1, 2],
+    )
+    assert.equal(valueAt(r.rows, 1000), 1)
+  })
+
+  describe('C6-12 past the exact cap the keys go to a Bloom filter', () => {
+    const conflicts = { ...CASE6, 'merge.rowLevelConflicts.maxExactKeys': 1 }
+    const keys = Array.from({ length: 200 }, (_, i) => 1000 + i)
+
+    it('never misses a conflict', async () => {
+      const r = await race({
+        conflicts,
+        properties: { 'delta.enableDeletionVectors': 'true' },
+        batches: TWO_FILES,
+        loser: (tx) => tx.merge(...upsert(keys, 1)),
+        winner: (t) => t.merge(...upsert([1100], 2)),
+      })
+      assert.equal(r.outcome, 'DELTA_CONCURRENT_APPEND')
+      assert.equal(valueAt(r.rows, 1100), 2)
+      assert.equal(r.rows.length, 101)
+    })
+
+    it('a disjoint winner commits or aborts, never duplicating or losing a row', async () => {
+      const r = await race({
+        conflicts,
+        properties: { 'delta.enableDeletionVectors': 'true' },
+        batches: TWO_FILES,
+        loser: (tx) => tx.merge(...upsert(keys, 1)),
+        winner: (t) => t.merge(...upsert([5000], 2)),
+      })
+      assert.ok(['committed', 'DELTA_CONCURRENT_APPEND'].includes(r.outcome), r.outcome)
+      assert.equal(valueAt(r.rows, 5000), 2)
+      assert.equal(r.rows.length, r.outcome === 'committed' ? 301 : 101)
+      assert.equal(byId(r.rows).size, r.rows.length)
+    })
+  })
+})
