@@ -1,4 +1,4 @@
-import { type DeltaTable, InternalError } from '../index.js'
+import { type DeltaTable, InternalError, type OverwriteOptions } from '../index.js'
 import type { CommandContext } from './command.js'
 import type { CommitResult } from './commit-output.js'
 import { type ExtraColumns, type InputFormat, inputFormatOf, openInputFiles } from './input-file.js'
@@ -45,6 +45,8 @@ export async function appendInputFiles(
     columns?: readonly string[] | undefined
     /** What happens to input columns the table lacks (default `'error'`). */
     extraColumns?: ExtraColumns | undefined
+    /** `--mode overwrite`: what the rows replace (see `Transaction.overwrite`); absent for an append. */
+    overwrite?: Omit<OverwriteOptions, 'targetFileSize'> | undefined
   },
 ): Promise<AppendOutcome> {
   const format = inputFormatOf(paths[0] as string, options.format)
@@ -67,17 +69,32 @@ export async function appendInputFiles(
     try {
       const batchRows = Math.max(1, options.batchRows ?? DEFAULT_BATCH_ROWS)
       const extra = options.extraColumns ?? 'error'
-      for await (const batch of input.readRows(txn.snapshot.schema, batchRows, extra, staging.signal)) {
-        staging.signal.throwIfAborted()
-        const metrics = await txn.append(
-          batch,
-          options.targetFileSize === undefined ? {} : { targetFileSize: options.targetFileSize },
-        )
-        stagedFiles += metrics.numFiles ?? 0
-        stagedRows += metrics.numOutputRows ?? 0
-        rows += batch.length
-        batches++
-        progress.update(rows)
+      const read = input.readRows(txn.snapshot.schema, batchRows, extra, staging.signal)
+      const size = options.targetFileSize === undefined ? {} : { targetFileSize: options.targetFileSize }
+      if (options.overwrite !== undefined) {
+        // One operation takes every batch: what it replaces may depend on all of them (dynamic).
+        const counted = async function* () {
+          for await (const batch of read) {
+            staging.signal.throwIfAborted()
+            rows += batch.length
+            batches++
+            progress.update(rows)
+            yield batch
+          }
+        }
+        const metrics = await txn.overwrite(counted(), { ...size, ...options.overwrite })
+        stagedFiles = metrics.numFiles ?? 0
+        stagedRows = metrics.numOutputRows ?? 0
+      } else {
+        for await (const batch of read) {
+          staging.signal.throwIfAborted()
+          const metrics = await txn.append(batch, size)
+          stagedFiles += metrics.numFiles ?? 0
+          stagedRows += metrics.numOutputRows ?? 0
+          rows += batch.length
+          batches++
+          progress.update(rows)
+        }
       }
       staging.signal.throwIfAborted()
       // The rows written are counted by the writer from its own files: a difference from the

@@ -20,6 +20,7 @@ import { historyCommand } from './commands/history.js'
 import { mergeCommand } from './commands/merge.js'
 import { optimizeCommand } from './commands/optimize.js'
 import { raceCommand } from './commands/race.js'
+import { restoreCommand } from './commands/restore.js'
 import { scanCommand } from './commands/scan.js'
 import { sqlCommand } from './commands/sql.js'
 import { updateCommand } from './commands/update.js'
@@ -37,6 +38,7 @@ export const COMMANDS: readonly Command[] = Object.freeze([
   optimizeCommand,
   vacuumCommand,
   fsckCommand,
+  restoreCommand,
   historyCommand,
   scanCommand,
   describeCommand,

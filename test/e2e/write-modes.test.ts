@@ -17,6 +17,7 @@ import {
   UnsupportedError,
 } from '../../src/errors/index.js'
 import { DeltaTable } from '../../src/table/delta-table.js'
+import { runCliInProcess } from '../helpers/cli-in-process.js'
 
 const roots: string[] = []
 after(() => Promise.all(roots.map((r) => rm(r, { recursive: true, force: true }))))
@@ -428,6 +429,71 @@ describe('restore', () => {
     } finally {
       await other.close()
       await t.close()
+    }
+  })
+})
+
+describe('delta-rlc append --mode overwrite and delta-rlc restore', () => {
+  it('overwrites with --replace-where, refuses a row outside it, and restores the version before', async () => {
+    const { dir, t } = await table({ partitioned: true })
+    const before = await rows(t)
+    const v2 = (await t.snapshot()).version
+    await t.close()
+    const input = join(dir, '..', 'd0.jsonl')
+    const { writeFile } = await import('node:fs/promises')
+    await writeFile(input, '{"id":800,"day":"d0","v":8}\n{"id":801,"day":"d0","v":8}\n')
+    const ok = await runCliInProcess([
+      'append',
+      dir,
+      input,
+      '--mode',
+      'overwrite',
+      '--replace-where',
+      "day = 'd0'",
+      '--json',
+    ])
+    assert.equal(ok.code, 0, ok.stderr)
+    const json = JSON.parse(ok.stdout) as { operation: string; metrics: Record<string, number> }
+    assert.equal(json.operation, 'WRITE')
+    assert.equal(json.metrics.numOutputRows, 2)
+    const outside = await runCliInProcess([
+      'append',
+      dir,
+      input,
+      '--mode',
+      'overwrite',
+      '--replace-where',
+      "day = 'd1'",
+    ])
+    assert.equal(outside.code, 3)
+    assert.match(outside.stderr, /does not match replaceWhere/)
+    assert.match(outside.stderr, /DELTA_REPLACE_WHERE_MISMATCH/)
+    const usage = await runCliInProcess(['append', dir, input, '--replace-where', "day = 'd1'"])
+    assert.equal(usage.code, 1)
+    assert.match(usage.stderr, /needs --mode overwrite/)
+
+    const t2 = await DeltaTable.open(dir)
+    try {
+      const now = await rows(t2)
+      assert.deepEqual(
+        now.filter((r) => r.day === 'd0').map((r) => r.id),
+        [800, 801],
+      )
+      assert.equal(now.length, 42)
+    } finally {
+      await t2.close()
+    }
+    const restored = await runCliInProcess(['restore', dir, '--version', String(v2)])
+    assert.equal(restored.code, 0, restored.stderr)
+    assert.match(restored.stdout, /committed RESTORE as version 4/)
+    const missing = await runCliInProcess(['restore', dir])
+    assert.equal(missing.code, 1)
+    assert.match(missing.stderr, /restore needs --version N or --timestamp TIME/)
+    const t3 = await DeltaTable.open(dir)
+    try {
+      assert.deepEqual(await rows(t3), before)
+    } finally {
+      await t3.close()
     }
   })
 })

@@ -10,6 +10,7 @@ import {
 } from '../command.js'
 import { printCommit } from '../commit-output.js'
 import { prepareInput } from '../input-paths.js'
+import { WRITE_MODE_OPTIONS, writeModeOption } from '../write-mode-options.js'
 
 /** `delta-rlc append`: rows from JSON lines, CSV or Parquet files, as one commit. */
 export const appendCommand: Command = {
@@ -31,6 +32,7 @@ export const appendCommand: Command = {
     },
     'batch-rows': { type: 'string', value: 'N', help: `rows per batch (default ${DEFAULT_BATCH_ROWS})` },
     'target-file-size': { type: 'string', value: 'SIZE', help: 'bytes per new data file, e.g. 128MB' },
+    ...WRITE_MODE_OPTIONS,
     ...INPUT_COLUMNS_OPTIONS,
     ...CONFLICTS_OPTION,
   },
@@ -44,6 +46,7 @@ export const appendCommand: Command = {
       extraColumns: values['ignore-extra-columns'] === true ? ('ignore' as const) : ('error' as const),
       batchRows: integerOption(values, 'batch-rows', 'append'),
       targetFileSize: sizeOption(values, 'target-file-size', 'append'),
+      overwrite: writeModeOption(values, 'append'),
     }
     const table = await ctx.openTable(loc, values)
     let input: Awaited<ReturnType<typeof prepareInput>> | undefined
