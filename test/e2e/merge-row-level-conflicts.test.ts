@@ -105,10 +105,19 @@ function valueAt(rows: readonly Row[], id: number | bigint): unknown {
 }
 
 describe('Case 6: MERGE against MERGE at row level', () => {
-  for (const dv of [true, false]) {
-    it(`C6-01 disjoint upserts both commit (deletion vectors ${dv ? 'on' : 'off'})`, async () => {
+  for (const [dv, rowTracking] of [
+    [true, false],
+    [false, false],
+    [true, true],
+    [false, true],
+  ]) {
+    const layout = `deletion vectors ${dv ? 'on' : 'off'}, row tracking ${rowTracking ? 'on' : 'off'}`
+    it(`C6-01 disjoint upserts both commit (${layout})`, async () => {
       const r = await race({
-        properties: { 'delta.enableDeletionVectors': String(dv) },
+        properties: {
+          'delta.enableDeletionVectors': String(dv),
+          ...(rowTracking ? { 'delta.enableRowTracking': 'true' } : {}),
+        },
         batches: TWO_FILES,
         loser: (tx) => tx.merge(...upsert([60, 1000], 1)),
         winner: (t) => t.merge(...upsert([10, 2000], 2)),

@@ -3,7 +3,8 @@
  *
  * Each case takes a tiny table (one to three files of `id long, v int`, deletion vectors on,
  * sometimes with deletion vectors already present, `delta.isolationLevel = Serializable`), two or
- * three operations among append, delete, update, merge and optimize, and an interleaving of their
+ * three operations among append, delete, update, merge (upserts with inserts, some with a NOT
+ * MATCHED BY SOURCE delete, conditional or not) and optimize, and an interleaving of their
  * begins and commits (all on one snapshot, or staggered; commits in any order). Each operation
  * is staged right after its begin, against its read snapshot, and committed through the real
  * commit loop with `conflicts: 'all'`.
@@ -53,6 +54,11 @@ type OpSpec =
       readonly kind: 'merge'
       readonly mode: 'upsert' | 'delete' | 'insert'
       readonly source: readonly ModelRow[]
+      /**
+       * An upsert's NOT MATCHED BY SOURCE clause: delete the unmatched rows with `v >= c`
+       * (`'all'`: every unmatched row, no condition); absent: no such clause.
+       */
+      readonly bySource?: { readonly c: number } | 'all'
     }
   | { readonly kind: 'optimize' }
 
@@ -114,11 +120,18 @@ function apply(op: OpSpec, state: readonly ModelRow[]): ModelRow[] {
       const inserted = op.mode === 'delete' ? [] : op.source.filter((s) => !present.has(s.id))
       if (op.mode === 'delete') return state.filter((r) => !byKey.has(r.id))
       if (op.mode === 'insert') return [...state, ...inserted]
-      return [...state.map((r) => (byKey.has(r.id) ? { id: r.id, v: byKey.get(r.id)!.v } : r)), ...inserted]
+      const kept = state.filter((r) => byKey.has(r.id) || !deletedBySource(op, r))
+      return [...kept.map((r) => (byKey.has(r.id) ? { id: r.id, v: byKey.get(r.id)!.v } : r)), ...inserted]
     }
     case 'optimize':
       return [...state]
   }
+}
+
+/** Whether a MERGE's NOT MATCHED BY SOURCE clause deletes a row no source row matches. */
+function deletedBySource(op: OpSpec & { kind: 'merge' }, r: ModelRow): boolean {
+  if (op.bySource === undefined) return false
+  return op.bySource === 'all' || r.v >= op.bySource.c
 }
 
 /** Rows the operation deletes or rewrites on a state (its row-level write set). */
@@ -130,7 +143,7 @@ function touched(op: OpSpec, state: readonly ModelRow[]): Set<number> {
     case 'merge': {
       if (op.mode === 'insert') return new Set()
       const keys = new Set(op.source.map((s) => s.id))
-      return new Set(state.filter((r) => keys.has(r.id)).map((r) => r.id))
+      return new Set(state.filter((r) => keys.has(r.id) || deletedBySource(op, r)).map((r) => r.id))
     }
     default:
       return new Set()
@@ -144,7 +157,7 @@ function reads(op: OpSpec, r: ModelRow): boolean {
     case 'update':
       return holds(op.where, r)
     case 'merge':
-      return op.source.some((s) => s.id === r.id)
+      return op.source.some((s) => s.id === r.id) || (op.bySource !== undefined && deletedBySource(op, r))
     default:
       return false
   }
@@ -209,12 +222,20 @@ function opArb(index: number, maxId: number): fc.Arbitrary<OpSpec> {
         .tuple(
           fc.constantFrom('upsert', 'delete', 'insert'),
           fc.uniqueArray(keyArb, { minLength: 1, maxLength: 3 }),
+          // Upserts only: half without a NOT MATCHED BY SOURCE clause, most of the rest with a
+          // condition (a finite read), a few without (a whole-table read).
+          fc.oneof(
+            { arbitrary: fc.constant(undefined), weight: 4 },
+            { arbitrary: fc.integer({ min: 2, max: 4 }).map((c) => ({ c })), weight: 3 },
+            { arbitrary: fc.constant<'all'>('all'), weight: 1 },
+          ),
         )
         .map(
-          ([mode, keys]): OpSpec => ({
+          ([mode, keys, bySource]): OpSpec => ({
             kind: 'merge',
             mode,
             source: keys.map((id, j) => ({ id, v: 50 + 10 * index + j })),
+            ...(mode === 'upsert' && bySource !== undefined ? { bySource } : {}),
           }),
         ),
       weight: 2,
@@ -283,10 +304,18 @@ async function stage(txn: Transaction, op: OpSpec): Promise<void> {
       const rows = op.source.map((s) => ({ id: BigInt(s.id), v: s.v }))
       const on = 'target.id = source.id'
       if (op.mode === 'upsert') {
+        const bySource = op.bySource
         await txn.merge(rows, {
           on,
           whenMatched: [{ update: { v: 'source.v' } }],
           whenNotMatched: [{ insert: '*' }],
+          ...(bySource === undefined
+            ? {}
+            : {
+                whenNotMatchedBySource: [
+                  bySource === 'all' ? { delete: true } : { if: `target.v >= ${bySource.c}`, delete: true },
+                ],
+              }),
         })
       } else if (op.mode === 'delete') {
         await txn.merge(rows, { on, whenMatched: [{ delete: true }] })
