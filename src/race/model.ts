@@ -136,6 +136,25 @@ export class RaceModel {
           updated++
         }
         break
+      case 'merge-insert': {
+        // The NOT MATCHED BY SOURCE clause first: it acts on the snapshot, before the inserts.
+        const source = new Set(op.keys)
+        for (const [id, row] of [...this.#rows]) {
+          if (source.has(id) || row.tag !== op.bySourceTag || !visible(id)) continue
+          this.#rows.set(id, { id, val: row.val + op.delta, tag: op.updatedTag })
+          updated++
+        }
+        for (const id of op.keys) {
+          const row = visible(id) ? this.#rows.get(id) : undefined
+          if (row === undefined) {
+            if (!this.#rows.has(id)) insert({ id, val: op.delta, tag: op.tag })
+            continue
+          }
+          this.#rows.set(id, { id, val: row.val + op.delta, tag: op.tag })
+          updated++
+        }
+        break
+      }
       case 'optimize':
         break
     }

@@ -13,7 +13,7 @@ import {
 } from '../index.js'
 
 /** What a writer process does in a loop. `mixed` draws one of the other kinds per operation. */
-export type WriterKind = 'append' | 'delete' | 'update' | 'merge' | 'optimize' | 'mixed'
+export type WriterKind = 'append' | 'delete' | 'update' | 'merge' | 'optimize' | 'mixed' | 'merge-insert'
 
 /** The writer kinds, in the order reports list them. */
 export const WRITER_KINDS: readonly WriterKind[] = Object.freeze([
@@ -23,6 +23,7 @@ export const WRITER_KINDS: readonly WriterKind[] = Object.freeze([
   'merge',
   'optimize',
   'mixed',
+  'merge-insert',
 ])
 
 /**
@@ -167,6 +168,7 @@ export const CONFLICT_CASE_FLAGS: Readonly<Record<string, readonly string[]>> = 
   case4a: ['optimize.conflictReconciliation.enabled'],
   case4b: ['optimize.conflictReconciliation.reverse.enabled'],
   'merge-keys': ['merge.sourceKeyReadPredicate.enabled'],
+  case6: ['merge.rowLevelConflicts.enabled'],
 })
 
 /**

@@ -33,6 +33,21 @@ export type PlannedOp =
       readonly tag: string
     }
   | { readonly kind: 'optimize'; readonly writer: number; readonly seq: number }
+  | {
+      /**
+       * A MERGE that inserts fresh keys of its writer's own range (`keys`, tagged `tag`) and has
+       * a NOT MATCHED BY SOURCE clause on the tag column: the rows tagged `bySourceTag` (those
+       * its writer's previous operation inserted) get `delta` added and the tag `updatedTag`.
+       */
+      readonly kind: 'merge-insert'
+      readonly writer: number
+      readonly seq: number
+      readonly keys: readonly number[]
+      readonly delta: number
+      readonly tag: string
+      readonly bySourceTag: string
+      readonly updatedTag: string
+    }
 
 /** The kinds a planned operation can have. */
 export type OpKind = PlannedOp['kind']
@@ -149,6 +164,17 @@ export function planOperation(config: RaceConfig, writer: WriterSpec, seq: numbe
       })
     case 'optimize':
       return Object.freeze({ kind, writer: w, seq })
+    case 'merge-insert':
+      return Object.freeze({
+        kind,
+        writer: w,
+        seq,
+        keys: Object.freeze(Array.from({ length: mergeInsertCount(config) }, (_, i) => freshKey(w, seq, i))),
+        delta: 1 + rnd.int(9),
+        tag: mergeInsertTag(w, seq),
+        bySourceTag: mergeInsertTag(w, seq - 1),
+        updatedTag: `mi${w}u${seq}`,
+      })
     case 'delete':
       return Object.freeze({ kind, writer: w, seq, keys: pickKeys(config, writer, seq, rnd, kind) })
     case 'update':
@@ -172,6 +198,18 @@ export function planOperation(config: RaceConfig, writer: WriterSpec, seq: numbe
  */
 export function mergeInsertCount(config: RaceConfig): number {
   return Math.max(1, Math.floor(config.keysPerOp / 4))
+}
+
+/**
+ * The tag a merge-insert writer gives the rows operation `seq` inserts: the value its next
+ * operation's NOT MATCHED BY SOURCE condition selects.
+ *
+ * @param writer - writer index
+ * @param seq - sequence number (-1 names no operation: no row carries it)
+ * @returns the tag
+ */
+export function mergeInsertTag(writer: number, seq: number): string {
+  return `mi${writer}s${seq}`
 }
 
 // === Internals ===

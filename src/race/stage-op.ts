@@ -21,6 +21,7 @@ export interface RaceTransaction {
       on: string
       whenMatched?: ReadonlyArray<{ update: Readonly<Record<string, string>> }>
       whenNotMatched?: ReadonlyArray<{ insert: '*' }>
+      whenNotMatchedBySource?: ReadonlyArray<{ if: string; update: Readonly<Record<string, string>> }>
       sourceSchema?: string
     },
   ): Promise<unknown>
@@ -41,7 +42,8 @@ export function keyPredicate(keys: readonly number[]): string {
 /**
  * Stages `op` on `txn`: appends write rows with fresh keys; DELETE and UPDATE act on `id IN
  * (keys)`; MERGE upserts one source row per key (matched: add `delta` to `val`; not matched:
- * insert); OPTIMIZE compacts.
+ * insert); a merge-insert MERGE also adds `delta` to the rows its NOT MATCHED BY SOURCE clause
+ * selects by tag; OPTIMIZE compacts.
  *
  * @param txn - an open transaction
  * @param op - the planned operation
@@ -70,6 +72,24 @@ export async function stageOperation(txn: RaceTransaction, op: PlannedOp): Promi
           on: 'target.id = source.id',
           whenMatched: [{ update: { val: 'target.val + source.val', tag: 'source.tag' } }],
           whenNotMatched: [{ insert: '*' }],
+          sourceSchema: 'id long not null, val long not null, tag string',
+        },
+      )
+      return
+    case 'merge-insert':
+      if (txn.merge === undefined) throw missing('MERGE')
+      await txn.merge(
+        op.keys.map((id) => ({ id: BigInt(id), val: BigInt(op.delta), tag: op.tag })),
+        {
+          on: 'target.id = source.id',
+          whenMatched: [{ update: { val: 'target.val + source.val', tag: 'source.tag' } }],
+          whenNotMatched: [{ insert: '*' }],
+          whenNotMatchedBySource: [
+            {
+              if: `target.tag = '${op.bySourceTag}'`,
+              update: { val: `target.val + ${op.delta}`, tag: `'${op.updatedTag}'` },
+            },
+          ],
           sourceSchema: 'id long not null, val long not null, tag string',
         },
       )

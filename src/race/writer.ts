@@ -215,6 +215,8 @@ function paramsOf(op: PlannedOp): Record<string, unknown> {
     case 'update':
     case 'merge':
       return { keys: op.keys, delta: op.delta, tag: op.tag }
+    case 'merge-insert':
+      return { keys: op.keys, delta: op.delta, tag: op.tag, bySourceTag: op.bySourceTag }
     case 'optimize':
       return {}
   }
