@@ -2,7 +2,7 @@ import { type DeltaTable, InternalError, type OverwriteOptions } from '../index.
 import type { CommandContext } from './command.js'
 import type { CommitResult } from './commit-output.js'
 import { type ExtraColumns, type InputFormat, inputFormatOf, openInputFiles } from './input-file.js'
-import { InterruptedError } from './interrupt.js'
+import { InterruptedError, type StoreWrites } from './interrupt.js'
 
 /** Rows per `append` batch when the user gives no `--batch-rows`. */
 export const DEFAULT_BATCH_ROWS = 100_000
@@ -17,8 +17,8 @@ export interface AppendOutcome {
 
 /**
  * Appends the rows of input files to a table as one transaction: the files are read in batches
- * (so memory stays bounded), each batch is staged as new data files, and one commit lands them
- * all, or nothing.
+ * (so memory stays bounded), the batches are one write whose files are cut by the target size,
+ * and one commit lands them all, or nothing.
  *
  * When anything fails before the commit (a bad value, a read that stops short, SIGINT or
  * SIGTERM through `ctx.io.interrupt`), the transaction is aborted, which deletes every data file
@@ -47,6 +47,8 @@ export async function appendInputFiles(
     extraColumns?: ExtraColumns | undefined
     /** `--mode overwrite`: what the rows replace (see `Transaction.overwrite`); absent for an append. */
     overwrite?: Omit<OverwriteOptions, 'targetFileSize'> | undefined
+    /** The counts of a table opened by `openWatchedTable`, for the report of an interrupt. */
+    writes?: StoreWrites | undefined
   },
 ): Promise<AppendOutcome> {
   const format = inputFormatOf(paths[0] as string, options.format)
@@ -65,37 +67,27 @@ export async function appendInputFiles(
     let rows = 0
     let batches = 0
     let stagedFiles = 0
-    let stagedRows = 0
     try {
       const batchRows = Math.max(1, options.batchRows ?? DEFAULT_BATCH_ROWS)
       const extra = options.extraColumns ?? 'error'
       const read = input.readRows(txn.snapshot.schema, batchRows, extra, staging.signal)
-      const size = options.targetFileSize === undefined ? {} : { targetFileSize: options.targetFileSize }
-      if (options.overwrite !== undefined) {
-        // One operation takes every batch: what it replaces may depend on all of them (dynamic).
-        const counted = async function* () {
-          for await (const batch of read) {
-            staging.signal.throwIfAborted()
-            rows += batch.length
-            batches++
-            progress.update(rows)
-            yield batch
-          }
-        }
-        const metrics = await txn.overwrite(counted(), { ...size, ...options.overwrite })
-        stagedFiles = metrics.numFiles ?? 0
-        stagedRows = metrics.numOutputRows ?? 0
-      } else {
+      // Every batch goes to one write, so the files are cut by the target size across batches.
+      const counted = async function* () {
         for await (const batch of read) {
           staging.signal.throwIfAborted()
-          const metrics = await txn.append(batch, size)
-          stagedFiles += metrics.numFiles ?? 0
-          stagedRows += metrics.numOutputRows ?? 0
           rows += batch.length
           batches++
           progress.update(rows)
+          yield batch
         }
       }
+      const size = options.targetFileSize === undefined ? {} : { targetFileSize: options.targetFileSize }
+      const metrics =
+        options.overwrite === undefined
+          ? await txn.appendBatches(counted(), size)
+          : await txn.overwrite(counted(), { ...size, ...options.overwrite })
+      stagedFiles = metrics.numFiles ?? 0
+      const stagedRows = metrics.numOutputRows ?? 0
       staging.signal.throwIfAborted()
       // The rows written are counted by the writer from its own files: a difference from the
       // rows read means rows were lost or doubled on the way, and nothing may be committed.
@@ -108,7 +100,10 @@ export async function appendInputFiles(
       progress.finish()
       await txn.abort()
       const stop = staging.signal.aborted ? staging.signal.reason : undefined
-      if (stop instanceof InterruptedError) throw new InterruptedError(stop.signal, stagedFiles)
+      if (stop instanceof InterruptedError) {
+        // The watched store counts the files the write undid itself as well as those the abort removed.
+        throw new InterruptedError(stop.signal, options.writes?.removed ?? stagedFiles)
+      }
       throw err
     }
     progress.update(rows, 'committing')

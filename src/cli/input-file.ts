@@ -391,6 +391,8 @@ interface SelectedColumn {
   readonly ref: string
   readonly sql: string
   readonly convert: Converter
+  /** False for a table column that is not nullable. */
+  readonly nullable: boolean
 }
 
 /** The input columns read for `schema`, with the SQL converting each to its column type. */
@@ -407,7 +409,12 @@ function selectColumns(input: InputSource, schema: StructType, extra: ExtraColum
     }
     const type = field?.type ?? deltaTypeOf(c.duckType, c.name)
     const ref = `"${c.name.replaceAll('"', '""')}"`
-    selected.push({ name: field?.name ?? c.name, ref, ...selectFor(ref, type) })
+    selected.push({
+      name: field?.name ?? c.name,
+      ref,
+      nullable: field?.nullable ?? true,
+      ...selectFor(ref, type),
+    })
   }
   return selected
 }
@@ -434,8 +441,15 @@ async function checkedCount(
   try {
     const counts = selected.map((_, i) => `count(c${i})`)
     const r = await input.con.runAndReadAll(`SELECT ${['count(*)', ...counts].join(', ')} FROM (${sql})`)
-    return Number(r.getRows()[0]?.[0] ?? 0)
+    const row = r.getRows()[0] ?? []
+    const total = Number(row[0] ?? 0)
+    // A null in a column that is not nullable is found here too, so it is named by its file and
+    // line as a value that does not convert is, not only by its index among the rows read.
+    const missing = selected.findIndex((s, i) => !s.nullable && Number(row[i + 1] ?? 0) < total)
+    if (missing >= 0) throw await nullValueError(input, selected[missing] as SelectedColumn)
+    return total
   } catch (err) {
+    if (isDeltaError(err)) throw err
     signal?.throwIfAborted()
     throw await badValueError(input, selected, { rowsRead: 0, detail: firstLine(err), cause: err })
   } finally {
@@ -672,6 +686,30 @@ async function findBadRow(input: InputSource, col: SelectedColumn): Promise<Omit
     }
   }
   return {}
+}
+
+/** The error for a null (or missing) value in a column that is not nullable, naming the first. */
+async function nullValueError(input: InputSource, col: SelectedColumn): Promise<InvalidArgumentError> {
+  let where = ' in'
+  for (const file of input.files) {
+    const r = await input.con.runAndReadAll(
+      `SELECT n FROM (SELECT row_number() OVER () AS n, ${col.sql} AS v FROM ${input.sourceOf([file])}) ` +
+        'WHERE v IS NULL ORDER BY n LIMIT 1',
+    )
+    const n = r.getRows()[0]?.[0]
+    if (n === undefined || n === null) continue
+    const row = Number(n)
+    const line = input.format === 'csv' ? row + 1 : input.format === 'json' ? row : undefined
+    where = ` at file ${file}, ${line === undefined ? `row ${row}` : `line ${line} (row ${row})`},`
+    break
+  }
+  return new InvalidArgumentError(
+    `The input has no value${where} column '${col.name}', which is not nullable`,
+    {
+      argument: 'input',
+      hint: 'Nothing was committed. Give the column a value in every row of the input, or append into a table where it is nullable.',
+    },
+  )
 }
 
 /** The SQL that reads a column as a Delta type, and the conversion of its result to a row value. */

@@ -1,7 +1,14 @@
 import { randomUUID } from 'node:crypto'
 import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises'
 import { join } from 'node:path'
-import { BIGINT, type DuckDBConnection, type DuckDBType, type DuckDBValue, INTEGER } from '@duckdb/node-api'
+import {
+  BIGINT,
+  type DuckDBAppender,
+  type DuckDBConnection,
+  type DuckDBType,
+  type DuckDBValue,
+  INTEGER,
+} from '@duckdb/node-api'
 import type { DataFileRef, RowTrackingColumns } from '../engine/data-plane.js'
 import type {
   CompactedSource,
@@ -69,74 +76,74 @@ export class DuckDbWriter implements DataWriter {
 
   async writeRows(request: WriteRowsRequest): Promise<WrittenFile[]> {
     const layout = planWriteLayout(request.target)
-    const rows: unknown = request.rows
-    if (!Array.isArray(rows))
-      throw new InvalidArgumentError('rows must be an array of row objects', { argument: 'rows' })
+    const input: unknown = request.rows
+    const batches = isAsyncIterable(input) ? (input as AsyncIterable<unknown>) : undefined
+    if (batches === undefined && !Array.isArray(input)) {
+      throw new InvalidArgumentError(
+        'rows must be an array of row objects, or an async iterable of arrays of them',
+        { argument: 'rows' },
+      )
+    }
     const tracking = request.rowTracking
+    if (batches !== undefined && request.rowIds !== undefined) {
+      throw new InvalidArgumentError('rowIds are written only with an array of rows', { argument: 'rowIds' })
+    }
+    const rows = batches === undefined ? (input as readonly unknown[]) : []
     const rowIds = checkRowIds(request.rowIds, tracking, rows.length)
     if (tracking !== undefined) checkRowTrackingSources(tracking, [], layout, 'A write', 'rows')
-    if (rows.length === 0) return []
-    const { groups, rowsByGroup } = groupRowsByPartition(rows, layout)
-    return this.#job('write', layout, request.signal, async (job) => {
-      const defs = layout.dataColumns.map((c, i) => `${sqlIdent(`d${i}`)} ${c.sqlType}`)
-      // Row tracking: each row's stable id (null for a fresh one) follows the group.
-      const idColumn = tracking === undefined ? '' : ', __rid BIGINT'
-      await job.con.run(`CREATE TEMP TABLE w_rows (${defs.join(', ')}, __gid INTEGER${idColumn})`)
-      const appender = await job.con.createAppender('w_rows', 'main', 'temp')
-      const converter = new RowValueConverter(layout.columnMappingMode)
-      const types = layout.dataColumns.map((_, i) => appender.columnType(i))
-      const columns = layout.dataColumns.length
-      // Rows of primitive columns go in whole data chunks; nested values keep the appender's
-      // own per-value path, which builds them natively.
-      const chunks = layout.dataColumns.every((c) => typeof c.type === 'string')
-        ? new ChunkAppender(
-            appender,
-            tracking === undefined ? [...types, INTEGER] : [...types, INTEGER, BIGINT],
-          )
-        : undefined
-      let appended = 0
-      try {
-        // Appending group by group keeps each partition's rows contiguous, so the per-group
-        // COPY below reads only its own row groups.
-        for (let g = 0; g < rowsByGroup.length; g++) {
-          for (const r of rowsByGroup[g] as number[]) {
-            const row = rows[r] as Record<string, unknown>
-            for (let i = 0; i < columns; i++) {
-              const c = layout.dataColumns[i] as LayoutColumn
-              const at = { row: r, column: c.name }
-              if (chunks) chunks.set(i, converter.value(row[c.name], c.type, c.nullable, at))
-              else converter.append(appender, row[c.name], c.type, c.nullable, types[i] as DuckDBType, at)
-            }
-            const id = rowIds?.[r] ?? null
-            if (chunks) {
-              chunks.set(columns, g)
-              if (tracking !== undefined) chunks.set(columns + 1, id)
-              chunks.endRow()
-            } else {
-              appender.appendInteger(g)
-              if (tracking !== undefined) {
-                if (id === null) appender.appendNull()
-                else appender.appendBigInt(id)
+    if (batches === undefined && rows.length === 0) return []
+    const partitions = new PartitionGroups(layout)
+    // An array is checked whole before any DuckDB work, as it always was.
+    const first = batches === undefined ? partitions.add(rows, 0) : undefined
+    // A failure of the caller's own batches is theirs: it is thrown as it came, not as a DuckDB one.
+    let inputFailure: { error: unknown } | undefined
+    try {
+      return await this.#job('write', layout, request.signal, async (job) => {
+        const staging = await RowStaging.open(job, tracking !== undefined)
+        try {
+          if (first !== undefined) staging.append(rows, first, 0, rowIds)
+          else {
+            const iterator = (batches as AsyncIterable<unknown>)[Symbol.asyncIterator]()
+            let offset = 0
+            for (;;) {
+              let next: IteratorResult<unknown>
+              try {
+                next = await iterator.next()
+              } catch (error) {
+                inputFailure = { error }
+                throw error
               }
-              appender.endRow()
+              if (next.done === true) break
+              job.check()
+              const batch: unknown = next.value
+              if (!Array.isArray(batch)) {
+                throw new InvalidArgumentError(
+                  `Batch of rows at row ${offset} is not an array of row objects`,
+                  {
+                    argument: 'rows',
+                  },
+                )
+              }
+              staging.append(batch, partitions.add(batch, offset), offset, undefined)
+              offset += batch.length
             }
-            if (++appended % 65_536 === 0) job.check()
           }
+          staging.close()
+        } catch (err) {
+          staging.abandon()
+          throw err
         }
-        chunks?.flush()
-        appender.closeSync()
-      } catch (err) {
-        // Drop the half-appended row so closing the appender cannot fail on it.
-        appender.clear()
-        appender.closeSync()
-        throw err
-      }
-      return job.writeGroups(
-        'w_rows',
-        groups.map((partitionValues, g) => ({ where: `__gid = ${g}`, partitionValues })),
-        tracking === undefined ? [] : rowTrackingSelect({ ...tracking, updated: true }),
-      )
-    })
+        if (staging.rows === 0) return []
+        return job.writeGroups(
+          'w_rows',
+          partitions.groups.map((partitionValues, g) => ({ where: `__gid = ${g}`, partitionValues })),
+          tracking === undefined ? [] : rowTrackingSelect({ ...tracking, updated: true }),
+        )
+      })
+    } catch (err) {
+      if (inputFailure !== undefined) throw inputFailure.error
+      throw err
+    }
   }
 
   async rewrite(request: RewriteRequest): Promise<WrittenFile[]> {
@@ -576,60 +583,201 @@ class WriteJob {
   }
 }
 
-// === Rows, partitions and expressions ===
+// === Rows from JavaScript into the staging table ===
 
 /**
- * Checks every row's shape and partition values, and groups row indexes by partition.
- *
- * @throws {InvalidArgumentError} naming the row and column at fault
+ * The connection-local table `w_rows` that a row write fills: the data columns `d<i>`, the
+ * partition group `__gid`, and with row tracking the stable row id `__rid` (null for a fresh one).
+ * Batches are appended as they come, so the JavaScript rows of one batch can be dropped before
+ * the next is read while DuckDB holds (and may spill) the rows of all of them.
  */
-function groupRowsByPartition(
-  rows: readonly unknown[],
-  layout: WriteLayout,
-): { groups: Record<string, string | null>[]; rowsByGroup: number[][] } {
-  const known = new Set([...layout.dataColumns, ...layout.partitionColumns].map((c) => c.name))
-  // Void columns are never stored, but rows may carry them as null.
-  const voids = new Set(layout.voidColumns)
-  const groups: Record<string, string | null>[] = []
-  const rowsByGroup: number[][] = []
-  const index = new Map<string, number>()
-  // Without partition columns every row is in the one group: no group key to build per row.
-  const unpartitioned = layout.partitionColumns.length === 0
-  for (let r = 0; r < rows.length; r++) {
-    const row = rows[r]
-    if (!isPlainObject(row)) {
-      throw new InvalidArgumentError(`Row ${r} is not a plain object`, { argument: 'rows' })
-    }
-    for (const k of Object.keys(row)) {
-      if (known.has(k) || (voids.has(k) && (row[k] === null || row[k] === undefined))) continue
-      if (voids.has(k)) {
-        throw new InvalidArgumentError(`Row ${r}, column '${k}': expected null (the column type is void)`, {
-          argument: 'rows',
-        })
+class RowStaging {
+  readonly #job: WriteJob
+  readonly #appender: DuckDBAppender
+  readonly #converter: RowValueConverter
+  readonly #types: readonly DuckDBType[]
+  readonly #chunks: ChunkAppender | undefined
+  readonly #tracking: boolean
+  #rows = 0
+
+  private constructor(job: WriteJob, appender: DuckDBAppender, tracking: boolean) {
+    const layout = job.layout
+    this.#job = job
+    this.#appender = appender
+    this.#tracking = tracking
+    this.#converter = new RowValueConverter(layout.columnMappingMode)
+    this.#types = layout.dataColumns.map((_, i) => appender.columnType(i))
+    // Rows of primitive columns go in whole data chunks; nested values keep the appender's
+    // own per-value path, which builds them natively.
+    this.#chunks = layout.dataColumns.every((c) => typeof c.type === 'string')
+      ? new ChunkAppender(appender, tracking ? [...this.#types, INTEGER, BIGINT] : [...this.#types, INTEGER])
+      : undefined
+  }
+
+  /** Creates `w_rows` on the job's connection and opens its appender. */
+  static async open(job: WriteJob, tracking: boolean): Promise<RowStaging> {
+    const defs = job.layout.dataColumns.map((c, i) => `${sqlIdent(`d${i}`)} ${c.sqlType}`)
+    const idColumn = tracking ? ', __rid BIGINT' : ''
+    await job.con.run(`CREATE TEMP TABLE w_rows (${defs.join(', ')}, __gid INTEGER${idColumn})`)
+    return new RowStaging(job, await job.con.createAppender('w_rows', 'main', 'temp'), tracking)
+  }
+
+  /** Rows appended so far. */
+  get rows(): number {
+    return this.#rows
+  }
+
+  /**
+   * Converts, checks and appends one batch, group by group: a single batch (an array write)
+   * then keeps each partition's rows contiguous, so the per-group COPY reads only its own row
+   * groups.
+   *
+   * @param rows - the batch, already checked by {@link PartitionGroups.add}
+   * @param rowsByGroup - its row indexes per group
+   * @param offset - the input index of its first row, for messages
+   * @param rowIds - with row tracking, each row's stable id (null for a fresh one)
+   * @throws {InvalidArgumentError} naming the input row and column of a value that does not fit
+   */
+  append(
+    rows: readonly unknown[],
+    rowsByGroup: readonly (readonly number[])[],
+    offset: number,
+    rowIds: readonly (bigint | null)[] | undefined,
+  ): void {
+    const columns = this.#job.layout.dataColumns
+    const n = columns.length
+    const chunks = this.#chunks
+    const appender = this.#appender
+    const converter = this.#converter
+    for (let g = 0; g < rowsByGroup.length; g++) {
+      for (const r of rowsByGroup[g] as readonly number[]) {
+        const row = rows[r] as Record<string, unknown>
+        for (let i = 0; i < n; i++) {
+          const c = columns[i] as LayoutColumn
+          const at = { row: offset + r, column: c.name }
+          if (chunks) chunks.set(i, converter.value(row[c.name], c.type, c.nullable, at))
+          else converter.append(appender, row[c.name], c.type, c.nullable, this.#types[i] as DuckDBType, at)
+        }
+        const id = rowIds?.[r] ?? null
+        if (chunks) {
+          chunks.set(n, g)
+          if (this.#tracking) chunks.set(n + 1, id)
+          chunks.endRow()
+        } else {
+          appender.appendInteger(g)
+          if (this.#tracking) {
+            if (id === null) appender.appendNull()
+            else appender.appendBigInt(id)
+          }
+          appender.endRow()
+        }
+        if (++this.#rows % 65_536 === 0) this.#job.check()
       }
-      unknownColumn({ row: r }, k, k, known)
     }
-    if (unpartitioned) {
-      if (groups.length === 0) {
-        groups.push({})
+  }
+
+  /** Appends what is pending and closes the appender. */
+  close(): void {
+    this.#chunks?.flush()
+    this.#appender.closeSync()
+  }
+
+  /** Closes the appender after a failure. */
+  abandon(): void {
+    // Drop the half-appended row so closing the appender cannot fail on it.
+    this.#appender.clear()
+    this.#appender.closeSync()
+  }
+}
+
+// === Rows, partitions and expressions ===
+
+function isAsyncIterable(v: unknown): boolean {
+  return (
+    typeof v === 'object' &&
+    v !== null &&
+    !Array.isArray(v) &&
+    typeof (v as { [Symbol.asyncIterator]?: unknown })[Symbol.asyncIterator] === 'function'
+  )
+}
+
+/**
+ * Checks every row's shape and partition values, and groups row indexes by partition. The groups
+ * last across the batches of one write: a partition met in a later batch joins its group, and
+ * rows are numbered from each batch's offset in the whole input, so a message names the row's
+ * place in the input, not in its batch.
+ */
+class PartitionGroups {
+  /** Partition values of each group, by physical column name, in order of first appearance. */
+  readonly groups: Record<string, string | null>[] = []
+  readonly #layout: WriteLayout
+  readonly #known: Set<string>
+  readonly #voids: Set<string>
+  readonly #index = new Map<string, number>()
+
+  constructor(layout: WriteLayout) {
+    this.#layout = layout
+    this.#known = new Set([...layout.dataColumns, ...layout.partitionColumns].map((c) => c.name))
+    // Void columns are never stored, but rows may carry them as null.
+    this.#voids = new Set(layout.voidColumns)
+  }
+
+  /**
+   * Checks one batch and groups it.
+   *
+   * @param rows - the batch
+   * @param offset - the input index of its first row
+   * @returns per group (by its index in {@link groups}), the batch's row indexes in it
+   * @throws {InvalidArgumentError} naming the input row and column at fault
+   */
+  add(rows: readonly unknown[], offset: number): number[][] {
+    const layout = this.#layout
+    const known = this.#known
+    const voids = this.#voids
+    const rowsByGroup: number[][] = this.groups.map(() => [])
+    // Without partition columns every row is in the one group: no group key to build per row.
+    const unpartitioned = layout.partitionColumns.length === 0
+    for (let r = 0; r < rows.length; r++) {
+      const row = rows[r]
+      const at = offset + r
+      if (!isPlainObject(row)) {
+        throw new InvalidArgumentError(`Row ${at} is not a plain object`, { argument: 'rows' })
+      }
+      for (const k of Object.keys(row)) {
+        if (known.has(k) || (voids.has(k) && (row[k] === null || row[k] === undefined))) continue
+        if (voids.has(k)) {
+          throw new InvalidArgumentError(
+            `Row ${at}, column '${k}': expected null (the column type is void)`,
+            {
+              argument: 'rows',
+            },
+          )
+        }
+        unknownColumn({ row: at }, k, k, known)
+      }
+      if (unpartitioned) {
+        if (this.groups.length === 0) {
+          this.groups.push({})
+          rowsByGroup.push([])
+        }
+        ;(rowsByGroup[0] as number[]).push(r)
+        continue
+      }
+      const values: Record<string, string | null> = {}
+      for (const c of layout.partitionColumns)
+        values[c.physicalName] = partitionValueOfRow(row[c.name], c, at)
+      const id = JSON.stringify(layout.partitionColumns.map((c) => values[c.physicalName] ?? null))
+      let g = this.#index.get(id)
+      if (g === undefined) {
+        g = this.groups.length
+        this.#index.set(id, g)
+        this.groups.push(values)
         rowsByGroup.push([])
       }
-      ;(rowsByGroup[0] as number[]).push(r)
-      continue
+      ;(rowsByGroup[g] as number[]).push(r)
     }
-    const values: Record<string, string | null> = {}
-    for (const c of layout.partitionColumns) values[c.physicalName] = partitionValueOfRow(row[c.name], c, r)
-    const id = JSON.stringify(layout.partitionColumns.map((c) => values[c.physicalName] ?? null))
-    let g = index.get(id)
-    if (g === undefined) {
-      g = groups.length
-      index.set(id, g)
-      groups.push(values)
-      rowsByGroup.push([])
-    }
-    ;(rowsByGroup[g] as number[]).push(r)
+    return rowsByGroup
   }
-  return { groups, rowsByGroup }
 }
 
 function partitionValueOfRow(value: unknown, c: PartitionColumn, row: number): string | null {

@@ -66,8 +66,16 @@ export interface WriteRowsRequest extends WriteCallOptions {
   /**
    * Rows in the `DataPlane` row representation, keyed by logical column name. A missing key is
    * null.
+   *
+   * Either one array, or an async iterable of arrays (batches) for input too large to hold at
+   * once: the batches are one write, as if concatenated (files are cut by the target size across
+   * batch boundaries, and a message names a row by its index in the whole input), and each batch
+   * may be released once the iterator asks for the next. An error the iterable throws is thrown
+   * as it is, and nothing is written. `rowIds` needs the array form.
    */
-  readonly rows: readonly Readonly<Record<string, unknown>>[]
+  readonly rows:
+    | readonly Readonly<Record<string, unknown>>[]
+    | AsyncIterable<readonly Readonly<Record<string, unknown>>[]>
   readonly target: WriteTarget
   /**
    * Preserve row tracking (a table with it enabled): the new files get the two hidden columns
@@ -175,10 +183,11 @@ export interface DataWriter {
   /**
    * Writes rows to new files, one set per partition, each near the target size.
    *
-   * @param request - the rows and the target
+   * @param request - the rows (an array, or batches of them) and the target
    * @returns the new files, grouped by partition; empty when there are no rows
    * @throws {InvalidArgumentError} when a row has an unknown column, a value of the wrong type, or
-   *   a null in a non-nullable column (the message names the row index and the column)
+   *   a null in a non-nullable column (the message names the row index in the whole input and
+   *   the column); nothing is written then
    * @throws {UnsupportedError} when the schema has a type files cannot be written for
    * @throws {StorageError} when DuckDB or the store fails
    */

@@ -1,7 +1,8 @@
 /**
  * Appending the rows of CSV, JSON lines or Parquet files, as the `append` command does: the
  * files are read through DuckDB in batches (memory stays bounded), every value is converted to
- * its column's type and checked, and all batches land in one commit or none.
+ * its column's type and checked, and all batches are one write (its files cut by the target size
+ * across batches) that lands in one commit or none.
  */
 
 import { extname } from 'node:path'
@@ -118,11 +119,15 @@ export async function stageInputFiles(
       staged = (await txn.overwrite(counted(), { ...appendOptions, replaceWhere, partitionOverwriteMode }))
         .numOutputRows as number
     } else {
-      for await (const batch of batches) {
-        signal?.throwIfAborted()
-        staged += (await txn.append(batch, appendOptions)).numOutputRows ?? 0
-        read += batch.length
+      // One write takes every batch, so the files are cut by the target size, not per batch.
+      const counted = async function* () {
+        for await (const batch of batches) {
+          signal?.throwIfAborted()
+          read += batch.length
+          yield batch
+        }
       }
+      staged = (await txn.appendBatches(counted(), appendOptions)).numOutputRows ?? 0
     }
     // The writer counts the rows of its own files: a difference from the rows read means rows
     // were lost or doubled on the way, and nothing may be committed.

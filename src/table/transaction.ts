@@ -1,5 +1,7 @@
+import { InvalidArgumentError } from '../errors/index.js'
 import type { Expression } from '../expressions/ast.js'
 import { type AppendOptions, buildAppend } from '../ops/append.js'
+import { type BatchAppendOptions, buildBatchAppend, checkBatchAppendOptions } from '../ops/append-batches.js'
 import { buildDelete } from '../ops/delete.js'
 import { buildMerge } from '../ops/merge.js'
 import type { MergeOptions } from '../ops/merge-clauses.js'
@@ -110,6 +112,25 @@ export class Transaction extends TransactionCore {
   }
 
   /**
+   * Stages an append of rows that arrive in batches, such as an input file read piece by piece:
+   * one write of all of them, so the new files are cut by the target size across batches and
+   * only one batch of rows is held at a time. A bad row fails the whole append, named by its
+   * index in the input, and nothing is staged.
+   *
+   * @param batches - an async iterable of arrays of plain objects keyed by column name
+   * @param options - `targetFileSize`
+   * @returns the staged operation's metrics
+   */
+  async appendBatches(
+    batches: AsyncIterable<readonly Readonly<Record<string, unknown>>[]>,
+    options: BatchAppendOptions = {},
+  ): Promise<Readonly<Record<string, number>>> {
+    checkBatches(batches)
+    checkBatchAppendOptions(options)
+    return (await this.stage((ctx) => buildBatchAppend(ctx, batches, options))).metrics
+  }
+
+  /**
    * Stages a DELETE of the rows matching `where` (see `DeltaTable.delete`).
    *
    * @returns the staged operation's metrics
@@ -185,5 +206,17 @@ export class Transaction extends TransactionCore {
   async restore(options: Omit<RestoreOptions, 'signal'>): Promise<Readonly<Record<string, number>>> {
     checkRestoreOptions(options)
     return (await this.stage((ctx) => buildRestore(ctx, options))).metrics
+  }
+}
+
+function checkBatches(value: unknown): void {
+  const iterable =
+    typeof value === 'object' &&
+    value !== null &&
+    typeof (value as { [Symbol.asyncIterator]?: unknown })[Symbol.asyncIterator] === 'function'
+  if (!iterable) {
+    throw new InvalidArgumentError('batches must be an async iterable of arrays of row objects', {
+      argument: 'batches',
+    })
   }
 }

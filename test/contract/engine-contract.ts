@@ -152,6 +152,76 @@ export function engineContract(name: string, factory: EngineFactory): void {
       )
 
       it(
+        'writes batches from an async iterable as one write: files per partition across batches, rows in order',
+        withEngine(async (engine, store) => {
+          const batches = [rowsOf([1, 2], 'a'), rowsOf([3], null), [], rowsOf([4, 5], 'a')]
+          let released = 0
+          async function* gen() {
+            for (const b of batches) {
+              yield b
+              released++
+            }
+          }
+          const files = await engine.writer.writeRows({ rows: gen(), target: TARGET })
+          // One file per partition although partition 'a' came in two batches.
+          assert.equal(files.length, 2)
+          assert.equal(released, batches.length)
+          const a = files.find((f) => f.partitionValues.part === 'a') as WrittenFile
+          const nul = files.find((f) => f.partitionValues.part === null) as WrittenFile
+          assert.equal(a.numRecords, 4)
+          assert.equal(JSON.parse(a.stats).maxValues.id, 5)
+          assert.deepEqual(await ids(engine, [ref(a)]), [1, 2, 4, 5])
+          assert.deepEqual(await ids(engine, [ref(nul)]), [3])
+          assert.deepEqual(await keysOf(store), files.map((f) => f.key).sort())
+          const none = await engine.writer.writeRows({ rows: (async function* () {})(), target: TARGET })
+          assert.deepEqual(none, [])
+        }),
+      )
+
+      it(
+        'names a bad row of a later batch by its index in the whole input, and stores nothing',
+        withEngine(async (engine, store) => {
+          async function* gen() {
+            yield rowsOf([0, 1, 2], 'a')
+            yield rowsOf([3, 4], 'b')
+            yield [...rowsOf([5]), { id: null, part: 'a' }]
+          }
+          await assert.rejects(
+            engine.writer.writeRows({ rows: gen(), target: UNPARTITIONED }),
+            (err: unknown) =>
+              err instanceof InvalidArgumentError &&
+              /\bRow 6\b/.test(err.message) &&
+              /'id'/.test(err.message),
+          )
+          async function* unknown() {
+            yield rowsOf([0, 1])
+            yield [{ id: 2n, nope: 1 }]
+          }
+          await assert.rejects(
+            engine.writer.writeRows({ rows: unknown(), target: TARGET }),
+            (err: unknown) => err instanceof InvalidArgumentError && /\bRow 2\b/.test(err.message),
+          )
+          assert.deepEqual(await keysOf(store), [])
+        }),
+      )
+
+      it(
+        'throws the error an async iterable of batches throws as it is, and stores nothing',
+        withEngine(async (engine, store) => {
+          const failure = new RangeError('the input broke')
+          async function* gen() {
+            yield rowsOf([1, 2])
+            throw failure
+          }
+          await assert.rejects(
+            engine.writer.writeRows({ rows: gen(), target: TARGET }),
+            (err) => err === failure,
+          )
+          assert.deepEqual(await keysOf(store), [])
+        }),
+      )
+
+      it(
         'rewrites the live rows a predicate selects with new values, leaving the rows a DV deletes',
         withEngine(async (engine) => {
           const src = await writeOne(engine.writer, rowsOf([0, 1, 2, 3, 4, 5]))

@@ -10,6 +10,7 @@ import {
 } from '../command.js'
 import { printCommit } from '../commit-output.js'
 import { prepareInput } from '../input-paths.js'
+import { openWatchedTable } from '../interrupt.js'
 import { WRITE_MODE_OPTIONS, writeModeOption } from '../write-mode-options.js'
 
 /** `delta-rlc append`: rows from JSON lines, CSV or Parquet files, as one commit. */
@@ -20,8 +21,8 @@ export const appendCommand: Command = {
   details: [
     'Files are read with DuckDB and converted to the table schema; columns are matched by name',
     '(missing columns are null; an input column the table lacks is refused unless --columns or',
-    '--ignore-extra-columns leaves it out). Large inputs are written in batches inside one',
-    'transaction, so either every row lands or none does. A file given as - is standard input',
+    '--ignore-extra-columns leaves it out). Large inputs are read in batches into one write, whose',
+    'files are cut near --target-file-size, and one commit: either every row lands or none does. A file given as - is standard input',
     '(--format is then required), e.g. cat rows.csv | delta-rlc append ./t - --format csv.',
   ].join('\n'),
   options: {
@@ -48,11 +49,16 @@ export const appendCommand: Command = {
       targetFileSize: sizeOption(values, 'target-file-size', 'append'),
       overwrite: writeModeOption(values, 'append'),
     }
-    const table = await ctx.openTable(loc, values)
+    // The watched store counts the staged files an interrupt removes, which the report names.
+    const { table, writes } = await openWatchedTable(loc, values)
     let input: Awaited<ReturnType<typeof prepareInput>> | undefined
     try {
       input = await prepareInput(ctx, files, format, 'append')
-      const outcome = await appendInputFiles(ctx, table, input.paths, { ...options, format: input.format })
+      const outcome = await appendInputFiles(ctx, table, input.paths, {
+        ...options,
+        format: input.format,
+        writes,
+      })
       printCommit(ctx, loc, outcome.result, { inputFiles: files.length, inputRows: outcome.rows })
     } finally {
       await table.close()

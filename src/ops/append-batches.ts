@@ -1,0 +1,78 @@
+import { InvalidArgumentError } from '../errors/index.js'
+import { appendOnly, targetFileSize } from '../protocol/table-properties.js'
+import type { OperationContext, PreparedOperation } from '../txn/staged-operation.js'
+import { addFileOf, writeTargetOf } from './write-support.js'
+
+/** Options of an append of row batches. */
+export interface BatchAppendOptions {
+  /** Bytes per new file; wins over the table's `delta.targetFileSize` (default 128 MiB). */
+  readonly targetFileSize?: number | undefined
+}
+
+/**
+ * A blind append of rows that arrive in batches (an input file read piece by piece): one write
+ * of all of them, so the new files are cut by the target size across batch boundaries rather
+ * than once per batch, and only one batch of JavaScript rows is held at a time. Every row is
+ * checked as an append's are; a bad one fails the whole append with its index in the input,
+ * and nothing is written.
+ *
+ * @param ctx - the transaction's context
+ * @param batches - arrays of plain objects keyed by column name
+ * @param options - `targetFileSize`
+ * @throws {InvalidArgumentError} for a batch that is not an array, rows that are not objects,
+ *   unknown columns, wrong types, or nulls in non-nullable columns
+ */
+export async function buildBatchAppend(
+  ctx: OperationContext,
+  batches: AsyncIterable<readonly Readonly<Record<string, unknown>>[]>,
+  options: BatchAppendOptions = {},
+): Promise<PreparedOperation> {
+  const snap = ctx.snapshot
+  // Reading appendOnly validates the property even though appends are always allowed.
+  appendOnly(snap.properties)
+  // Read before any write, so a malformed delta.targetFileSize fails before the input is read.
+  const fileSize = options.targetFileSize ?? targetFileSize(snap.properties)
+  const written = await ctx.engine.writer.writeRows({
+    rows: batches,
+    target: writeTargetOf(snap, fileSize),
+    signal: ctx.signal,
+  })
+  ctx.wrote(written.map((f) => f.key))
+  const now = ctx.now()
+  return {
+    operation: 'WRITE',
+    parameters: { mode: 'Append', partitionBy: JSON.stringify(snap.partitionColumns) },
+    actions: written.map((f) => ({ add: addFileOf(f, now, true) })),
+    metrics: {
+      numFiles: written.length,
+      numOutputRows: written.reduce((n, f) => n + f.numRecords, 0),
+      numOutputBytes: written.reduce((n, f) => n + f.size, 0),
+    },
+    changesData: true,
+  }
+}
+
+/**
+ * Checks the options of an append of row batches: only `targetFileSize`, a positive number.
+ *
+ * @throws {InvalidArgumentError} naming the option
+ */
+export function checkBatchAppendOptions(options: unknown): asserts options is BatchAppendOptions {
+  if (options === undefined) return
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) {
+    throw new InvalidArgumentError('options must be an object', { argument: 'options' })
+  }
+  for (const [key, value] of Object.entries(options)) {
+    if (key !== 'targetFileSize') {
+      throw new InvalidArgumentError(`Unknown option '${key}' of appendBatches`, {
+        argument: `options.${key}`,
+        hint: 'appendBatches takes { targetFileSize }.',
+      })
+    }
+    if (value !== undefined && (typeof value !== 'number' || !(value > 0) || !Number.isFinite(value))) {
+      throw new InvalidArgumentError('options.targetFileSize must be a positive number of bytes', {
+        argument: 'options.targetFileSize',
+      })
+    }
+  }
+}
