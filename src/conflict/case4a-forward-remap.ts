@@ -97,7 +97,7 @@ function forwardRemapTouched(input: Pick<PhaseInput, 'txn' | 'winner'>): readonl
  */
 function planForwardRemap(input: PlanInput): FetchPlan {
   const plan = new FetchPlanBuilder()
-  if (!input.flags.optimizeReconciliation) return plan.build()
+  if (!input.flags.optimizeReconciliation || leftToCase5a(input)) return plan.build()
   const own = indexFileActions(input.txn.actions)
   const sources = ownCompactedSources(own)
   for (const path of forwardRemapTouched(input)) {
@@ -113,6 +113,14 @@ function planForwardRemap(input: PlanInput): FetchPlan {
 }
 
 /**
+ * A permuting OPTIMIZE (Z-order) has no contiguous runs to remap (S11): with Case 5a on, it is
+ * Case 5a's to reconcile or to refuse with its own reason.
+ */
+function leftToCase5a(input: PlanInput): boolean {
+  return input.txn.relocation !== undefined && input.flags.optimizeZOrderReconciliation
+}
+
+/**
  * Runs Case 4a against one winner.
  *
  * @param input - the transaction, the winner, the flags and the loaded deletion vectors
@@ -120,7 +128,7 @@ function planForwardRemap(input: PlanInput): FetchPlan {
  */
 function reconcileForwardRemap(input: PhaseInput): PhaseOutcome {
   const { txn, winner, fetched } = input
-  if (!input.flags.optimizeReconciliation) return unchanged(txn)
+  if (!input.flags.optimizeReconciliation || leftToCase5a(input)) return unchanged(txn)
   const own = indexFileActions(txn.actions)
   const compaction = !txn.actions.some(
     (a) => (isAdd(a) && a.add.dataChange) || (isRemove(a) && a.remove.dataChange),

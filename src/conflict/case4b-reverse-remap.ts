@@ -21,7 +21,11 @@
  */
 import type { RoaringBitmapArray } from '../dv/roaring-bitmap-array.js'
 import { type Action, type AddFile, isAdd, isRemove, type RemoveFile } from '../protocol/actions.js'
-import { parseOptimizeSourceComposition, type SourceComposition } from '../protocol/composition-tags.js'
+import {
+  parseOptimizeSourceComposition,
+  permutesRows,
+  type SourceComposition,
+} from '../protocol/composition-tags.js'
 import { tombstoneOf, withNewDeletionVector } from '../protocol/file-action-rewrites.js'
 import { appendAll } from '../util/arrays.js'
 import { newDeletionVectorDescriptor, readDeletionVector, sameDeletionVector } from './deletion-vectors.js'
@@ -75,6 +79,10 @@ function asPureCompaction(winner: WinningCommitSummary): PureCompaction | string
     referenced.add(composition.outputPath)
   }
   if (referenced.size !== outputs.size) return 'the winner adds files no source was compacted into'
+  // S11: offsets on a permuting rewrite, whoever wrote them, never say where its rows went.
+  if (permutesRows(winner.commitInfo)) {
+    return 'the winner permuted rows (Z-order or clustering), so its composition offsets do not locate them'
+  }
   return { runs, sources, outputs }
 }
 

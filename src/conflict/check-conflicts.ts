@@ -20,6 +20,7 @@ import { appendAll } from '../util/arrays.js'
 import { dvUnionPhase } from './case2-dv-union.js'
 import { forwardRemapPhase } from './case4a-forward-remap.js'
 import { reverseRemapPhase } from './case4b-reverse-remap.js'
+import { zOrderForwardPhase } from './case5a-zorder-forward.js'
 import { mergeRowsPhase } from './case6-merge-rows.js'
 import type { FetchedFacts } from './fetched-facts.js'
 import {
@@ -66,6 +67,7 @@ export const ROW_LEVEL_PHASES: readonly RowLevelPhase[] = Object.freeze([
   dvUnionPhase,
   forwardRemapPhase,
   reverseRemapPhase,
+  zOrderForwardPhase,
   mergeRowsPhase,
 ])
 
@@ -170,12 +172,13 @@ function rebaseOverWinner(txn: TransactionInfo, winner: WinningCommitSummary): T
   return withRowIdsRebased(txn, rebased.actions, rebased.readHighWaterMark)
 }
 
-/** Whether some enabled reconciliation reads deletion-vector bitmaps (Cases 2, 4a, 4b, 1b). */
+/** Whether some enabled reconciliation reads deletion-vector bitmaps (Cases 2, 4a, 4b, 5a, 1b). */
 function needsBitmaps(flags: ConflictFlags): boolean {
   return (
     flags.rowLevelConcurrency ||
     flags.optimizeReconciliation ||
     flags.optimizeReverseReconciliation ||
+    flags.optimizeZOrderReconciliation ||
     (flags.dataSkipping && flags.dataSkippingValueExact)
   )
 }

@@ -31,6 +31,7 @@ const FLAGS_OF_KIND: Readonly<Record<ReconciliationKind, readonly BooleanFlag[]>
   'case3-no-data-change': ['excludeNoDataChangeFiles'],
   'case4a-forward-remap': ['optimizeReconciliation'],
   'case4b-reverse-remap': ['optimizeReverseReconciliation'],
+  'case5a-zorder-forward': ['optimizeZOrderReconciliation'],
   'case6-merge-rows': ['mergeRowLevelConflicts'],
 })
 

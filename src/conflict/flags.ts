@@ -20,6 +20,8 @@ export interface ConflictFlags {
   readonly optimizeReconciliation: boolean
   /** Case 4b: a losing DML remaps its deletions onto a winning OPTIMIZE's outputs. */
   readonly optimizeReverseReconciliation: boolean
+  /** Case 5a: a losing Z-order OPTIMIZE remaps a winner's deletions through its own permutation. */
+  readonly optimizeZOrderReconciliation: boolean
   /** MERGE records "target key in the source keys" as its read predicate (feeds Case 1). */
   readonly mergeSourceKeyReadPredicate: boolean
   /** MERGE source-key read: at most this many distinct keys form an IN-set, more a key range. */
@@ -49,6 +51,7 @@ export const DEFAULT_CONFLICT_FLAGS: ConflictFlags = Object.freeze({
   excludeNoDataChangeFiles: false,
   optimizeReconciliation: false,
   optimizeReverseReconciliation: false,
+  optimizeZOrderReconciliation: false,
   mergeSourceKeyReadPredicate: false,
   mergeSourceKeyInSetThreshold: DEFAULT_MERGE_SOURCE_KEY_IN_SET_THRESHOLD,
   mergeRowLevelConflicts: false,
@@ -69,6 +72,7 @@ const BOOLEAN_KEYS: Readonly<Record<string, BooleanFlag>> = Object.freeze({
   'conflictDetection.excludeNoDataChangeFiles.enabled': 'excludeNoDataChangeFiles',
   'optimize.conflictReconciliation.enabled': 'optimizeReconciliation',
   'optimize.conflictReconciliation.reverse.enabled': 'optimizeReverseReconciliation',
+  'optimize.zorder.conflictReconciliation.enabled': 'optimizeZOrderReconciliation',
   'merge.sourceKeyReadPredicate.enabled': 'mergeSourceKeyReadPredicate',
   'merge.rowLevelConflicts.enabled': 'mergeRowLevelConflicts',
 })

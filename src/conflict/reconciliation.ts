@@ -13,6 +13,7 @@ export type ReconciliationKind =
   | 'case3-no-data-change'
   | 'case4a-forward-remap'
   | 'case4b-reverse-remap'
+  | 'case5a-zorder-forward'
   | 'case6-merge-rows'
 
 /** One reconciliation applied against one winning commit. */

@@ -17,6 +17,7 @@ import {
   type Protocol,
   type Version,
 } from '../protocol/actions.js'
+import type { RelocationCapture } from './case5a-capture.js'
 import type { MergeReadSet } from './case6-merge-read-set.js'
 
 // === Types ===
@@ -77,6 +78,8 @@ export interface TransactionInfoInput {
    * high-water mark of the read snapshot, which the transaction's fresh ids were assigned above.
    */
   readonly rowTracking?: RowTrackingRead | undefined
+  /** Present for a permuting OPTIMIZE (Z-order): its own permutation, for Case 5a. */
+  readonly relocation?: RelocationCapture | undefined
 }
 
 /** What a transaction that assigns row ids read of the row-id high-water mark. */
@@ -119,6 +122,8 @@ export interface TransactionInfo {
   readonly metadataChanged: boolean
   /** Present when the table assigns row ids; see {@link TransactionInfoInput.rowTracking}. */
   readonly rowTracking: RowTrackingRead | undefined
+  /** See {@link TransactionInfoInput.relocation}. */
+  readonly relocation: RelocationCapture | undefined
 }
 
 // === Construction ===
@@ -182,6 +187,7 @@ export function createTransactionInfo(input: TransactionInfoInput): TransactionI
     protocol: input.protocol,
     isBlindAppend: computeBlindAppend(actions, readPredicates, readFiles, readWholeTable),
     rowTracking: input.rowTracking === undefined ? undefined : Object.freeze({ ...input.rowTracking }),
+    relocation: input.relocation,
   })
 }
 
@@ -325,6 +331,7 @@ interface Fields {
   readonly protocol: Protocol
   readonly isBlindAppend: boolean
   readonly rowTracking: RowTrackingRead | undefined
+  readonly relocation: RelocationCapture | undefined
 }
 
 function build(f: Fields): TransactionInfo {
@@ -348,6 +355,7 @@ function build(f: Fields): TransactionInfo {
     protocol: f.protocol,
     isBlindAppend: f.isBlindAppend,
     rowTracking: f.rowTracking,
+    relocation: f.relocation,
     isAppendOnly,
     metadataChanged,
   })

@@ -19,6 +19,8 @@ import type {
   RewriteRowTracking,
   WriteRowsRequest,
   WrittenFile,
+  ZOrderOutput,
+  ZOrderRequest,
 } from '../engine/data-writer.js'
 import { InternalError, InvalidArgumentError, isDeltaError } from '../errors/index.js'
 import type { Expression } from '../expressions/ast.js'
@@ -38,6 +40,7 @@ import {
 } from './duckdb-row-appender.js'
 import { type DuckDbRuntime, FILE_COL, ROW_COL, sqlIdent, sqlString } from './duckdb-runtime.js'
 import { toJsValue } from './duckdb-values.js'
+import { writeZOrdered } from './duckdb-zorder.js'
 import { fileStatsQuery } from './file-stats.js'
 import { scratchEntryName } from './scratch-dir.js'
 import { type StagedFile, stageAllForRead } from './staging.js'
@@ -243,6 +246,47 @@ export class DuckDbWriter implements DataWriter {
       }
       return outputs
     })
+  }
+
+  async zOrder(request: ZOrderRequest): Promise<ZOrderOutput> {
+    const layout = planWriteLayout(request.target)
+    const sources = request.sources
+    checkUniqueKeys(sources, 'sources')
+    const values = sources.map((f) => normalizedPartitionValues(f, layout))
+    const other = values.findIndex((v) => JSON.stringify(v) !== JSON.stringify(values[0]))
+    if (other >= 0) {
+      throw new InvalidArgumentError(
+        `Z-order sources mix partitions: '${(sources[0] as DataFileRef).key}' and '${(sources[other] as DataFileRef).key}' have different partition values`,
+        { argument: 'sources', hint: 'Z-order one partition per call.' },
+      )
+    }
+    const columns = zOrderColumnIndexes(request.columns, layout)
+    const tracking = request.rowTracking
+    if (tracking !== undefined) checkRowTrackingSources(tracking, sources, layout, 'A Z-order', 'sources')
+    const keep = request.keepPermutationUpTo ?? 0
+    if (!Number.isSafeInteger(keep) || keep < 0) {
+      throw new InvalidArgumentError(
+        `keepPermutationUpTo must be a non-negative integer, got ${String(keep)}`,
+        {
+          argument: 'keepPermutationUpTo',
+        },
+      )
+    }
+    if (sources.length === 0) return Object.freeze({ files: Object.freeze([]), liveRows: Object.freeze([]) })
+    return this.#job('Z-order', layout, request.signal, (job) =>
+      writeZOrdered(job, {
+        sources,
+        partitionValues: values[0] as Record<string, string | null>,
+        columns,
+        selectList: [
+          dataSelectList(layout),
+          ...(tracking === undefined ? [] : rowTrackingSelect(tracking)),
+        ].join(', '),
+        rowTracking: tracking,
+        keepPermutationUpTo: keep,
+        beforeWrite: request.beforeWrite,
+      }),
+    )
   }
 
   /** Runs `fn` with a fresh connection and scratch directory; undoes uploads when it fails. */
@@ -474,6 +518,16 @@ class WriteJob {
       throw new InternalError(`compacted file holds ${file?.numRecords} rows, ${offset} were planned`)
     }
     return Object.freeze({ file, sources: Object.freeze(compacted) })
+  }
+
+  /** COPY of one select to one new scratch file (the Z-order outputs); the non-empty files. */
+  copyToScratchFile(select: string): Promise<{ path: string; count: number }[]> {
+    return this.#copy(select, join(this.#dir, `z-${this.#scratchIndex++}.parquet`), undefined)
+  }
+
+  /** Stores scratch files under fresh names, with their statistics, in the order given. */
+  finishFiles(files: readonly ScratchFile[]): Promise<WrittenFile[]> {
+    return this.#finish(files)
   }
 
   async releaseStaged(): Promise<void> {
@@ -1024,6 +1078,35 @@ function checkRowIds(
     throw new InvalidArgumentError(`rowIds[${bad}] is neither a bigint nor null`, { argument: 'rowIds' })
   }
   return rowIds
+}
+
+/**
+ * The `layout.dataColumns` indexes of Z-order columns given by logical name.
+ *
+ * @throws {InvalidArgumentError} for none, or an unknown, partition or repeated column
+ */
+function zOrderColumnIndexes(columns: readonly string[], layout: WriteLayout): number[] {
+  if (!Array.isArray(columns) || columns.length === 0) {
+    throw new InvalidArgumentError('A Z-order needs at least one column', { argument: 'columns' })
+  }
+  const out: number[] = []
+  for (const name of columns) {
+    const lower = typeof name === 'string' ? name.toLowerCase() : ''
+    const i = layout.dataColumns.findIndex((c) => c.name.toLowerCase() === lower)
+    if (i < 0) {
+      throw new InvalidArgumentError(`Z-order column '${String(name)}' is not a data column`, {
+        argument: 'columns',
+        hint: `Data columns: ${layout.dataColumns.map((c) => c.name).join(', ')}`,
+      })
+    }
+    if (out.includes(i)) {
+      throw new InvalidArgumentError(`Z-order column '${String(name)}' is listed twice`, {
+        argument: 'columns',
+      })
+    }
+    out.push(i)
+  }
+  return out
 }
 
 function checkUniqueKeys(files: readonly DataFileRef[], argument: string): void {

@@ -175,6 +175,61 @@ export interface CompactionOutput {
 }
 
 /**
+ * A Z-order rewrite of one partition: the live rows of its files, sorted by an interleaved key
+ * of some of their columns, into new files of about `target.targetFileSize` each.
+ */
+export interface ZOrderRequest extends WriteCallOptions {
+  /** The files to rewrite (deletion vectors applied); they share partition values. */
+  readonly sources: readonly DataFileRef[]
+  /**
+   * Logical names of the data columns to cluster by, in key order. Each column's values are
+   * ranked (NULL first, then ascending, equal values one rank), the rank is scaled to 16 bits,
+   * and the bits of all columns are interleaved from the most significant; rows with equal keys
+   * keep their source order (source index, then physical position).
+   */
+  readonly columns: readonly string[]
+  readonly target: WriteTarget
+  /**
+   * Preserve row tracking as a compaction does (see {@link CompactRequest.rowTracking}): every
+   * output row carries its stable row id and row commit version in the two hidden columns.
+   */
+  readonly rowTracking?: RowTrackingColumns | undefined
+  /**
+   * Keep the permutation ({@link ZOrderOutput.permutation}) when the sources hold at most this
+   * many live rows; 0 or absent keeps none. A kept permutation is proven: each output is read
+   * back and checked to hold its rows in the planned order.
+   */
+  readonly keepPermutationUpTo?: number | undefined
+  /**
+   * Called with the number of live rows read, before any file is written; what it throws fails
+   * the call with nothing written.
+   */
+  readonly beforeWrite?: ((liveRows: number) => void) | undefined
+}
+
+/**
+ * Where each live row of a Z-order rewrite landed, per source (in request order) and indexed by
+ * the row's live rank in its source (its rank in physical order among the rows its deletion
+ * vector leaves).
+ */
+export interface ZOrderPermutation {
+  /** Per source: the index in {@link ZOrderOutput.files} of the output each live row is in. */
+  readonly outputIndex: readonly (Uint16Array | Uint32Array)[]
+  /** Per source: each live row's position (0-based physical row) in its output. */
+  readonly outputRow: readonly Uint32Array[]
+}
+
+/** The result of a Z-order rewrite. */
+export interface ZOrderOutput {
+  /** The new files, in key order (the first holds the smallest keys); empty without live rows. */
+  readonly files: readonly WrittenFile[]
+  /** Live rows read per source, in request order. */
+  readonly liveRows: readonly number[]
+  /** Present when {@link ZOrderRequest.keepPermutationUpTo} admitted it. */
+  readonly permutation?: ZOrderPermutation | undefined
+}
+
+/**
  * Writes new data files with exact Delta statistics. Files get fresh unique names and are stored
  * with put-if-absent; nothing is written when a request is invalid, and files a failed call had
  * already stored are deleted again.
@@ -219,4 +274,17 @@ export interface DataWriter {
    * @throws {StorageError} when DuckDB or the store fails
    */
   compact(request: CompactRequest): Promise<CompactionOutput[]>
+
+  /**
+   * Rewrites one partition's files in Z-order (see {@link ZOrderRequest}).
+   *
+   * @param request - sources, clustering columns, the target and what to keep
+   * @returns the new files, the rows read per source and, when asked, the permutation
+   * @throws {InvalidArgumentError} for no or an unknown, repeated or partition clustering column,
+   *   a key repeated among the sources, or sources with different partition values
+   * @throws {FileNotFoundError} when a source file is missing
+   * @throws {InternalError} when a kept permutation is not what the files hold
+   * @throws {StorageError} when DuckDB or the store fails
+   */
+  zOrder(request: ZOrderRequest): Promise<ZOrderOutput>
 }

@@ -1,11 +1,10 @@
+import type { RelocatedSource, RelocationCapture } from '../conflict/case5a-capture.js'
 import type { DataFileRef } from '../engine/data-plane.js'
 import type { CompactionOutput, WrittenFile } from '../engine/data-writer.js'
 import { ConcurrentModificationError, InvalidArgumentError, StorageError } from '../errors/index.js'
 import { columnsOf, type Expression } from '../expressions/ast.js'
-import { type DataType as ExprType, parseDataType } from '../expressions/data-types.js'
 import { parseWhere } from '../expressions/parse-where.js'
 import { toSql } from '../expressions/to-sql.js'
-import { coerceRaw, compareValues, type Value } from '../expressions/values.js'
 import { fileActionKey } from '../log/replay.js'
 import type { Action, AddFile } from '../protocol/actions.js'
 import { planCompositionTags, withCompositionTags } from '../protocol/composition-tags.js'
@@ -13,11 +12,9 @@ import { tombstoneOf } from '../protocol/file-action-rewrites.js'
 import { rowTrackingState } from '../protocol/row-tracking.js'
 import { fieldByName, isPrimitiveType } from '../protocol/schema.js'
 import { parseStats } from '../protocol/stats.js'
-import { columnSpecs } from '../scan/column-specs.js'
 import { dataFileRefs } from '../scan/data-file-refs.js'
 import { pruneFiles } from '../scan/prune-files.js'
 import { checkFilesTrackRows } from '../scan/row-tracking-scan.js'
-import type { Row } from '../scan/table-scan.js'
 import type { Snapshot } from '../snapshot/snapshot.js'
 import type { CommitResult } from '../txn/commit-result.js'
 import { checkRowCopyingSupported } from '../txn/row-copying.js'
@@ -63,6 +60,12 @@ export interface OptimizeOperation extends PreparedOperation {
 }
 
 /**
+ * A Z-order OPTIMIZE keeps its permutation (for Case 5a) up to this many relocated rows, about
+ * 6 to 8 bytes each; above it none is kept and a conflict with a DML winner aborts.
+ */
+export const Z_ORDER_PERMUTATION_CAP = 32 * 1024 * 1024
+
+/**
  * OPTIMIZE: bin-packing compaction, or a Z-order rewrite with `zOrderBy`. Every add and remove
  * has `dataChange = false`; the read recorded is each bin's files and the partition predicate
  * (rlc-spec 2.4).
@@ -79,8 +82,14 @@ export interface OptimizeOperation extends PreparedOperation {
  * flags do not gate the tags (design decision 5).
  *
  * Z-order: all files of each selected partition are rewritten, rows sorted by the interleaved
- * bits of their columns' value ranks (NULL first), into files of about `targetFileSize`. The
- * rows are sorted in memory, one partition at a time. Z-order writes no composition tags.
+ * bits of their columns' value ranks (NULL first), into files of about `targetFileSize`; the
+ * data plane ranks, sorts and writes, one partition at a time. Z-order writes no composition
+ * tags (a permuted source has no contiguous run): it keeps its permutation in memory instead
+ * (up to {@link Z_ORDER_PERMUTATION_CAP} rows), which Case 5a remaps a winner's deletions
+ * through.
+ *
+ * With row tracking enabled, both write every copied row's stable row id and commit version to
+ * the materialized columns (design beyond-rlc 7.3, W1), so the commit is tagged as preserving.
  *
  * @param ctx - the transaction's context
  * @param options - sizes, Z-order columns, partition predicate
@@ -107,13 +116,19 @@ export async function buildOptimize(
     })
   }
   const zOrderBy = zOrderColumns(snap, options.zOrderBy)
-  // Bin-packing writes each copied row's stable id and commit version to the materialized
-  // columns when row tracking is enabled; a Z-order rewrite does not yet.
+  // Both bin-packing and Z-order write each copied row's stable id and commit version to the
+  // materialized columns when row tracking is enabled.
   checkRowCopyingSupported(snap, zOrderBy.length > 0 ? 'OPTIMIZE ZORDER BY' : 'OPTIMIZE', {
-    preservesRowIds: zOrderBy.length === 0,
+    preservesRowIds: true,
   })
   const tracking = rowTrackingState(snap.protocol, snap.metadata)
-  const preservesRowIds = tracking.enabled && zOrderBy.length === 0
+  const preservesRowIds = tracking.enabled
+  const rowTracking = preservesRowIds
+    ? {
+        materializedRowIdColumn: tracking.materializedRowIdColumn,
+        materializedRowCommitVersionColumn: tracking.materializedRowCommitVersionColumn,
+      }
+    : undefined
   const predicate = parseWhere(options.where)
   if (predicate !== undefined) checkPartitionOnly(snap, predicate)
   const { files: selected } = pruneFiles(snap, snap.activeFiles(), predicate)
@@ -145,26 +160,58 @@ export async function buildOptimize(
   const actions: Action[] = []
   const added: WrittenFile[] = []
   let tagged = 0
+  let relocation: RelocationCapture | undefined
+  if (preservesRowIds) checkFilesTrackRows(sources)
   if (zOrderBy.length > 0) {
+    // W3/S11: the tombstones are plain (read-time DV and row-tracking fields, no composition
+    // tags): the rows are permuted, so no contiguous run describes where they went.
+    const relocated = new Map<string, RelocatedSource>()
+    let notKept: string | undefined
+    let kept = 0
     for (const files of bins) {
-      const written = await zOrderPartition(ctx, files, zOrderBy, targetFileSize)
-      ctx.wrote(written.map((f) => f.key))
-      appendAll(added, written)
+      const refs = await dataFileRefs(ctx.engine, files, ctx.signal)
+      const out = await ctx.engine.writer.zOrder({
+        sources: refs,
+        columns: zOrderBy,
+        target: writeTargetOf(snap, targetFileSize),
+        signal: ctx.signal,
+        rowTracking,
+        keepPermutationUpTo: notKept === undefined ? Z_ORDER_PERMUTATION_CAP - kept : 0,
+        beforeWrite: (rows) => checkRowsRead(files, rows),
+      })
+      ctx.wrote(out.files.map((f) => f.key))
+      appendAll(added, out.files)
       for (const f of files) actions.push({ remove: tombstoneOf(f, BigInt(now), false) })
+      const permutation = out.permutation
+      const live = out.liveRows.reduce((n, c) => n + c, 0)
+      if (permutation === undefined) {
+        if (live > 0) notKept ??= `more than ${Z_ORDER_PERMUTATION_CAP} relocated rows`
+        continue
+      }
+      kept += live
+      const paths = Object.freeze(out.files.map((f) => f.path))
+      files.forEach((f, i) => {
+        relocated.set(
+          f.path,
+          Object.freeze({
+            outputs: paths,
+            readDeletionVector: f.deletionVector,
+            outputIndex: permutation.outputIndex[i] as Uint16Array | Uint32Array,
+            outputRow: permutation.outputRow[i] as Uint32Array,
+          }),
+        )
+      })
     }
+    relocation = Object.freeze(
+      notKept === undefined ? { sources: relocated } : { sources: undefined, notKept },
+    )
   } else {
-    if (preservesRowIds) checkFilesTrackRows(sources)
     const refs = await Promise.all(bins.map((bin) => dataFileRefs(ctx.engine, bin, ctx.signal)))
     const outputs = await ctx.engine.writer.compact({
       bins: refs,
       target: writeTargetOf(snap, targetFileSize),
       signal: ctx.signal,
-      rowTracking: preservesRowIds
-        ? {
-            materializedRowIdColumn: tracking.materializedRowIdColumn,
-            materializedRowCommitVersionColumn: tracking.materializedRowCommitVersionColumn,
-          }
-        : undefined,
+      rowTracking,
     })
     for (const o of outputs) if (o.file !== null) added.push(o.file)
     ctx.wrote(added.map((f) => f.key))
@@ -182,6 +229,7 @@ export async function buildOptimize(
   for (const f of added) actions.push({ add: addFileOf(f, now, false) })
   return {
     ...base,
+    ...(relocation === undefined ? {} : { relocation }),
     actions,
     metrics: optimizeMetrics(selected.length, bins.length, sources, added, tagged),
   }
@@ -400,42 +448,6 @@ function deletedRatio(f: AddFile): number {
 
 // === Z-order ===
 
-/** Bits per column in the interleaved key. */
-const Z_BITS = 16
-
-async function zOrderPartition(
-  ctx: OperationContext,
-  files: readonly AddFile[],
-  columns: readonly string[],
-  targetFileSize: number,
-): Promise<WrittenFile[]> {
-  const snap = ctx.snapshot
-  const refs = await dataFileRefs(ctx.engine, files, ctx.signal)
-  const rows: Row[] = []
-  for await (const batch of ctx.engine.data.scan({
-    files: refs,
-    columns: columnSpecs(snap, undefined),
-    signal: ctx.signal,
-  })) {
-    appendAll(rows, batch)
-  }
-  checkRowsRead(files, rows.length)
-  if (rows.length === 0) return []
-  const keys = zOrderKeys(snap, rows, columns)
-  const order = rows
-    .map((_, i) => i)
-    .sort((a, b) => {
-      const ka = keys[a] as bigint
-      const kb = keys[b] as bigint
-      return ka < kb ? -1 : ka > kb ? 1 : a - b
-    })
-  return ctx.engine.writer.writeRows({
-    rows: order.map((i) => rows[i] as Row),
-    target: writeTargetOf(snap, targetFileSize),
-    signal: ctx.signal,
-  })
-}
-
 /**
  * The rows a Z-order read must have returned, from the log: each source's `numRecords` less its
  * deletion vector's cardinality. The sources are removed by the commit, so a read that came back
@@ -460,43 +472,6 @@ function checkRowsRead(files: readonly AddFile[], read: number): void {
       hint: 'A data file on storage differs from what the log records (replaced, truncated or damaged). Restore it, or remove it from the table, before optimizing.',
     },
   )
-}
-
-/**
- * Z-order keys: each column's values are ranked (NULL first, then ascending), the rank is scaled
- * to {@link Z_BITS} bits, and the bits of all columns are interleaved from the most significant.
- */
-function zOrderKeys(snap: Snapshot, rows: readonly Row[], columns: readonly string[]): bigint[] {
-  const scaled = columns.map((name) => {
-    const type = parseDataType(fieldByName(snap.schema, name)?.type as string) as ExprType
-    const values = rows.map((r) =>
-      r[name] === null || r[name] === undefined ? null : coerceRaw(r[name], type),
-    )
-    const distinct = [...new Map(values.map((v) => [valueKey(v), v])).values()].sort(compareNullable)
-    const rank = new Map(distinct.map((v, i) => [valueKey(v), i]))
-    const n = Math.max(1, distinct.length)
-    return values.map((v) => Math.floor(((rank.get(valueKey(v)) ?? 0) * 2 ** Z_BITS) / n))
-  })
-  return rows.map((_, r) => {
-    let key = 0n
-    for (let bit = Z_BITS - 1; bit >= 0; bit--) {
-      for (const col of scaled) key = (key << 1n) | BigInt(((col[r] as number) >> bit) & 1)
-    }
-    return key
-  })
-}
-
-function valueKey(v: Value | null | undefined): string {
-  if (v === null || v === undefined) return 'null'
-  return JSON.stringify([v.t, typeof v.v === 'bigint' ? v.v.toString() : v.v], (_k, x) =>
-    typeof x === 'bigint' ? x.toString() : x,
-  )
-}
-
-function compareNullable(a: Value | null | undefined, b: Value | null | undefined): number {
-  if (a === null || a === undefined) return b === null || b === undefined ? 0 : -1
-  if (b === null || b === undefined) return 1
-  return compareValues(a, b)
 }
 
 function optimizeMetrics(

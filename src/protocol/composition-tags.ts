@@ -295,3 +295,35 @@ function parseJsonArray(text: string): unknown[] | undefined {
 function isCount(v: unknown): v is number {
   return typeof v === 'number' && Number.isSafeInteger(v) && v >= 0
 }
+
+/**
+ * Whether a commit rewrote files with their rows permuted (a Z-order or clustering OPTIMIZE):
+ * its `commitInfo.operationParameters` name a non-empty `zOrderBy` or `clusterBy` list. Offsets
+ * never describe where such a commit's rows went, whatever tags its tombstones carry (design
+ * beyond-rlc S11); unparsable parameters count as permuting.
+ *
+ * @param commitInfo - the commit's `commitInfo`, if any
+ * @returns true when the rows were permuted
+ */
+export function permutesRows(
+  commitInfo: { readonly operationParameters?: Readonly<Record<string, unknown>> } | undefined,
+): boolean {
+  const params = commitInfo?.operationParameters
+  if (params === undefined) return false
+  for (const key of ['zOrderBy', 'clusterBy']) {
+    const raw = params[key]
+    if (raw === undefined || raw === null) continue
+    if (Array.isArray(raw)) {
+      if (raw.length > 0) return true
+      continue
+    }
+    if (typeof raw !== 'string') return true
+    try {
+      const parsed: unknown = JSON.parse(raw)
+      if (!Array.isArray(parsed) || parsed.length > 0) return true
+    } catch {
+      return true
+    }
+  }
+  return false
+}

@@ -175,7 +175,7 @@ export function checkMaterializedColumnNames(
 export function rowCopyingUnsupported(operation: string): UnsupportedTableFeatureError {
   return new UnsupportedTableFeatureError('writer', [ROW_TRACKING_FEATURE], {
     reason: `${operation} copies rows to new files, and preserving their row ids on rewrite (the materialized row-id and row-commit-version columns) is not implemented yet`,
-    hint: 'Appends, DELETE, UPDATE, MERGE and bin-packing OPTIMIZE keep every row id and are supported on this table; run the rewriting operation with an engine that preserves row ids.',
+    hint: 'Appends, DELETE, UPDATE, MERGE and OPTIMIZE (bin-packing and Z-order) keep every row id and are supported on this table; run the rewriting operation with an engine that preserves row ids.',
   })
 }
 

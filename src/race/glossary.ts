@@ -47,6 +47,11 @@ export const RECONCILIATION_WORDS: Readonly<Record<ReconciliationKind, Omit<Glos
       words: 'a delete lost the race to a compaction: its rows are deleted where the compaction moved them',
       anchor: '#case-4',
     },
+    'case5a-zorder-forward': {
+      words:
+        'a Z-order OPTIMIZE lost the race to a delete: the deleted rows are deleted where the Z-order moved them',
+      anchor: '#case-5',
+    },
     'case6-merge-rows': {
       words:
         'two MERGEs ran at once: none of the rows the other one inserted, updated or deleted is a row this one read',

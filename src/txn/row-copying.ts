@@ -2,10 +2,9 @@
  * Which operations may write to tables whose features bind rewrites: with row tracking enabled a
  * copied row must keep its stable id (written to the materialized columns), and a clustered
  * table's rewritten files must be clustered (not implemented). Appends and DELETEs with deletion
- * vectors leave every existing row in its file, so they write to such tables; a bin-packing
- * OPTIMIZE, UPDATE, MERGE and a copy-on-write DELETE write the materialized columns
- * ({@link rowTrackingToPreserve}); every other operation that copies rows (Z-order OPTIMIZE) is
- * refused
+ * vectors leave every existing row in its file, so they write to such tables; OPTIMIZE
+ * (bin-packing and Z-order), UPDATE, MERGE and a copy-on-write DELETE write the materialized
+ * columns ({@link rowTrackingToPreserve}); any other operation that copies rows is refused
  * before it writes anything ({@link checkRowCopyingSupported}, called by each such operation),
  * and the transaction refuses any staged work that copies rows without declaring that it
  * preserved their ids ({@link checkNoRowCopying}), so a new operation cannot forget the rule.

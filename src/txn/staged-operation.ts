@@ -1,3 +1,4 @@
+import type { RelocationCapture } from '../conflict/case5a-capture.js'
 import type { MergeReadSet } from '../conflict/case6-merge-read-set.js'
 import type { ConflictFlags } from '../conflict/flags.js'
 import type { Engine } from '../engine/engine.js'
@@ -78,6 +79,8 @@ export interface PreparedOperation {
    * Without it, work that copies rows is refused on a table with row tracking enabled.
    */
   readonly preservesRowIds?: boolean | undefined
+  /** A permuting OPTIMIZE's own permutation (Z-order), which Case 5a remaps through. */
+  readonly relocation?: RelocationCapture | undefined
 }
 
 /**

@@ -356,6 +356,7 @@ export class TransactionCore {
       metadata: snap.metadata,
       protocol: snap.protocol,
       rowTracking: rowIds.read,
+      relocation: this.#staged.find((s) => s.relocation !== undefined)?.relocation,
     })
     const commitInfo: CommitInfo = {
       timestamp: BigInt(Date.now()),

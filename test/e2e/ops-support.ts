@@ -312,6 +312,10 @@ export async function openWithHook(
       const out = await base.writer.compact(r)
       return method === 'compact' ? after(out) : out
     },
+    zOrder: async (r) => {
+      const out = await base.writer.zOrder(r)
+      return method === 'zOrder' ? after(out) : out
+    },
   }
   const engine: Engine = { ...base, writer, close: () => base.close() }
   try {

@@ -4,7 +4,7 @@
  * the table's high-water mark and its own version as their commit version, concurrent writers
  * included (the loser re-bases); removes and re-added files keep theirs. Operations that would copy
  * rows to new files keep their ids in the materialized columns (bin-pack OPTIMIZE, UPDATE, MERGE,
- * copy-on-write DELETE); Z-order OPTIMIZE, which does not yet, is refused. The
+ * copy-on-write DELETE; Z-order OPTIMIZE in optimize-zorder-row-tracking.test.ts). The
  * Databricks-written fixture of `../shared/fixtures/row-tracking/` is appended to and deleted from
  * (on a copy).
  */
@@ -333,39 +333,6 @@ describe('row tracking on write', () => {
       assert.equal(await checkIdRanges(table), 7n)
     } finally {
       await other.close()
-      await table.close()
-    }
-  })
-
-  it('Z-order OPTIMIZE is refused before it writes anything', async () => {
-    const table = await createTracked({ 'delta.enableDeletionVectors': 'false' })
-    try {
-      await table.append([
-        { id: 1n, v: 'a' },
-        { id: 2n, v: 'b' },
-      ])
-      await table.append([{ id: 3n, v: 'c' }])
-      const before = await table.snapshot()
-      const filesBefore = (await readdir(table.location)).sort()
-      const refusals: [string, () => Promise<unknown>][] = [
-        ['OPTIMIZE ZORDER BY', () => table.optimize({ zOrderBy: ['v'] })],
-      ]
-      for (const [operation, run] of refusals) {
-        await assert.rejects(
-          run(),
-          (e) =>
-            isDeltaError(e, 'DELTA_UNSUPPORTED_TABLE_FEATURE') &&
-            e.message.includes(operation) &&
-            /preserving their row ids on rewrite .* is not implemented/.test(e.message),
-          operation,
-        )
-      }
-      assert.equal((await table.snapshot()).version, before.version)
-      assert.deepEqual((await readdir(table.location)).sort(), filesBefore)
-      // A DELETE of whole files copies nothing and goes through.
-      await table.delete()
-      assert.equal((await table.scan().toArray()).length, 0)
-    } finally {
       await table.close()
     }
   })

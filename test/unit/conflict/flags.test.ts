@@ -28,6 +28,7 @@ describe('parseConflictFlags', () => {
       excludeNoDataChangeFiles: true,
       optimizeReconciliation: true,
       optimizeReverseReconciliation: true,
+      optimizeZOrderReconciliation: true,
       mergeSourceKeyReadPredicate: true,
       mergeRowLevelConflicts: true,
     })
@@ -41,6 +42,7 @@ describe('parseConflictFlags', () => {
     ['conflictDetection.excludeNoDataChangeFiles.enabled', 'excludeNoDataChangeFiles'],
     ['optimize.conflictReconciliation.enabled', 'optimizeReconciliation'],
     ['optimize.conflictReconciliation.reverse.enabled', 'optimizeReverseReconciliation'],
+    ['optimize.zorder.conflictReconciliation.enabled', 'optimizeZOrderReconciliation'],
     ['merge.sourceKeyReadPredicate.enabled', 'mergeSourceKeyReadPredicate'],
     ['merge.rowLevelConflicts.enabled', 'mergeRowLevelConflicts'],
   ]
