@@ -60,7 +60,15 @@ function validity(values: readonly unknown[]): { bitmap: Uint8Array | undefined;
   return { bitmap, nulls }
 }
 
-function columnData(type: DataType, arrowType: ArrowDataType, values: readonly unknown[]): Data {
+/**
+ * One column of row values as Arrow data of its type.
+ *
+ * @param type - the column's Delta type
+ * @param arrowType - its Arrow type ({@link arrowTypeOf})
+ * @param values - the values in the row representation, null for null
+ * @throws {InternalError} when a value is not of the type's representation
+ */
+export function columnData(type: DataType, arrowType: ArrowDataType, values: readonly unknown[]): Data {
   const { bitmap, nulls } = validity(values)
   const base = { type: arrowType, length: values.length, nullCount: nulls, nullBitmap: bitmap }
   if (typeof type !== 'string') {

@@ -1,5 +1,6 @@
-import type { DuckDBConnection } from '@duckdb/node-api'
+import { type DuckDBConnection, DuckDBVector } from '@duckdb/node-api'
 import {
+  type ColumnBatch,
   type ColumnSpec,
   type DataPlane,
   type FileMatches,
@@ -10,7 +11,9 @@ import {
 import { InvalidArgumentError } from '../errors/index.js'
 import type { Expression } from '../expressions/ast.js'
 import { renderDuckDbSql } from '../expressions/render-duckdb.js'
+import type { DataType } from '../protocol/schema.js'
 import type { ObjectStore } from '../storage/object-store.js'
+import { ColumnBatcher } from './duckdb-columns.js'
 import { dataPlaneError, streamFailureError } from './duckdb-errors.js'
 import { defineLiveRows, ROW_COMMIT_VERSION_COL, ROW_ID_COL } from './duckdb-live-rows.js'
 import {
@@ -53,22 +56,9 @@ export class DuckDbDataPlane implements DataPlane {
     const con = prepared.con
     try {
       const tracked = request.rowTracking !== undefined
-      const selected = request.columns.map((c, i) => `${prepared.columnSql(c)} AS c${i}`)
-      if (tracked) selected.push(`d.${sqlIdent(ROW_ID_COL)}`, `d.${sqlIdent(ROW_COMMIT_VERSION_COL)}`)
-      const select = selected.join(', ')
       const width = request.columns.length
-      const order = request.physicalOrder
-        ? ` ORDER BY list_position([${prepared.paths.map(sqlString).join(', ')}], d.${FILE_COL}), d.${ROW_COL}`
-        : ''
-      const sql = `SELECT ${select || '1'} ${prepared.fromWhere}${order}`
+      const { sql, onFailure } = scanQuery(request, prepared)
       let batch: Record<string, unknown>[] = []
-      const onFailure = (failure: StreamFailure): Error =>
-        streamFailureError(failure, {
-          what: 'scan',
-          predicate: request.predicate,
-          signal: request.signal,
-          paths: prepared.paths,
-        })
       for await (const chunk of streamChunks(con, sql, { signal: request.signal, onFailure })) {
         for (const row of chunk.getRows()) {
           const obj: Record<string, unknown> = {}
@@ -88,6 +78,28 @@ export class DuckDbDataPlane implements DataPlane {
         }
       }
       if (batch.length > 0) yield batch
+    } catch (err) {
+      throw wrap(err, 'scan', request, prepared.paths)
+    } finally {
+      await prepared.release()
+    }
+  }
+
+  async *scanColumns(request: ScanRequest): AsyncIterable<ColumnBatch> {
+    if (request.files.length === 0) return
+    const batchSize = Math.max(1, request.batchSize ?? DEFAULT_BATCH)
+    const prepared = await this.#prepare(request)
+    try {
+      const { sql, onFailure } = scanQuery(request, prepared)
+      const types: DataType[] = request.columns.map((c) => c.type)
+      if (request.rowTracking !== undefined) types.push('long', 'long')
+      const batcher = new ColumnBatcher(types, batchSize, DuckDBVector.standardSize())
+      for await (const chunk of streamChunks(prepared.con, sql, { signal: request.signal, onFailure })) {
+        if (!batcher.fits(chunk.rowCount)) yield batcher.take()
+        batcher.add(chunk)
+        if (batcher.length >= batchSize) yield batcher.take()
+      }
+      if (batcher.length > 0) yield batcher.take()
     } catch (err) {
       throw wrap(err, 'scan', request, prepared.paths)
     } finally {
@@ -228,4 +240,36 @@ function wrap(
   paths: readonly string[],
 ): unknown {
   return dataPlaneError(err, { what, predicate: request.predicate, signal: request.signal, paths })
+}
+
+/**
+ * The query of a scan over a prepared read: the columns as `c<i>`, then with row tracking the
+ * row id and commit version, in physical order when asked; and how a failure of its stream is
+ * reported.
+ */
+function scanQuery(
+  request: ScanRequest,
+  prepared: {
+    columnSql(c: ColumnSpec): string
+    readonly fromWhere: string
+    readonly paths: readonly string[]
+  },
+): { sql: string; onFailure: (failure: StreamFailure) => Error } {
+  const selected = request.columns.map((c, i) => `${prepared.columnSql(c)} AS c${i}`)
+  if (request.rowTracking !== undefined) {
+    selected.push(`d.${sqlIdent(ROW_ID_COL)}`, `d.${sqlIdent(ROW_COMMIT_VERSION_COL)}`)
+  }
+  const order = request.physicalOrder
+    ? ` ORDER BY list_position([${prepared.paths.map(sqlString).join(', ')}], d.${FILE_COL}), d.${ROW_COL}`
+    : ''
+  return {
+    sql: `SELECT ${selected.join(', ') || '1'} ${prepared.fromWhere}${order}`,
+    onFailure: (failure) =>
+      streamFailureError(failure, {
+        what: 'scan',
+        predicate: request.predicate,
+        signal: request.signal,
+        paths: prepared.paths,
+      }),
+  }
 }

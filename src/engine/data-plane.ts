@@ -85,6 +85,46 @@ export interface ScanRequest {
   readonly signal?: AbortSignal | undefined
 }
 
+/**
+ * One column of a {@link ColumnBatch}: its values by the column's Delta type, and which are null.
+ *
+ * - `long`: `BigInt64Array`; `integer`, `short`, `byte`: `Int32Array`, `Int16Array`, `Int8Array`;
+ *   `double`, `float`: `Float64Array`, `Float32Array`;
+ * - `date`: `Int32Array` of days since 1970-01-01; `timestamp`: `BigInt64Array` of microseconds
+ *   since the epoch (UTC), `timestamp_ntz` the same for the wall time;
+ * - `boolean`: `Uint8Array` of 0 and 1;
+ * - every other type (`string`, `binary`, `decimal`, `void`, struct, array, map): an array of
+ *   values in the row representation of {@link DataPlane}, null for null.
+ *
+ * A typed array holds 0 where the value is null.
+ */
+export interface ColumnVector {
+  readonly values:
+    | BigInt64Array
+    | Int32Array
+    | Int16Array
+    | Int8Array
+    | Float64Array
+    | Float32Array
+    | Uint8Array
+    | readonly unknown[]
+  /**
+   * Bit `i` (least significant bit first, as Arrow's validity bitmaps) is set when value `i` is
+   * not null; absent when no value is null.
+   */
+  readonly validity?: Uint8Array | undefined
+  /** Null values in the column. */
+  readonly nullCount: number
+}
+
+/** Rows as columns: one {@link ColumnVector} per requested column, in request order. */
+export interface ColumnBatch {
+  /** Rows in the batch. */
+  readonly length: number
+  /** The columns, then with `rowTracking` the row id and the row commit version (`long`). */
+  readonly columns: readonly ColumnVector[]
+}
+
 /** Positions of matching rows in one file. */
 export interface FileMatches {
   readonly key: string
@@ -107,6 +147,12 @@ export interface FileMatches {
 export interface DataPlane {
   /** Streams the live rows of `files` that satisfy the predicate, in batches. */
   scan(request: ScanRequest): AsyncIterable<Record<string, unknown>[]>
+  /**
+   * {@link scan} as columns: the same rows in the same order, each batch one vector per column
+   * (see {@link ColumnVector}), for callers that build columnar data such as Arrow. Optional: a
+   * caller falls back to {@link scan} when a data plane has none.
+   */
+  scanColumns?(request: ScanRequest): AsyncIterable<ColumnBatch>
   /** Counts the live rows of `files` that satisfy the predicate. */
   count(request: Omit<ScanRequest, 'batchSize'>): Promise<number>
   /** For each file, the physical positions of live rows that satisfy the predicate. */

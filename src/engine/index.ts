@@ -1,5 +1,7 @@
 export type {
+  ColumnBatch,
   ColumnSpec,
+  ColumnVector,
   DataFileRef,
   DataPlane,
   FileMatches,

@@ -1,6 +1,6 @@
 import type { RecordBatch, Table } from 'apache-arrow'
 import { checkDvCardinalityFitsFile } from '../dv/row-bounds.js'
-import type { RowTrackingColumns } from '../engine/data-plane.js'
+import type { RowTrackingColumns, ScanRequest } from '../engine/data-plane.js'
 import type { Engine } from '../engine/engine.js'
 import { checkKnownKeys, optionsObject, optOneOf } from '../errors/argument-checks.js'
 import type { Expression } from '../expressions/ast.js'
@@ -145,9 +145,18 @@ export class TableScan implements AsyncIterable<Row[]> {
   async *#arrowBatches(): AsyncGenerator<RecordBatch> {
     // Loaded on first use: importing Arrow costs every process about 0.2 s at start.
     const { arrowSchemaOf } = await import('../arrow/arrow-schema.js')
-    const { rowsToRecordBatch } = await import('../arrow/rows-to-arrow.js')
     const fields = this.#fields(await this.#snap())
     const schema = arrowSchemaOf(fields)
+    const data = this.#engine.data
+    if (data.scanColumns !== undefined) {
+      // Columns straight into Arrow buffers: no row object is built.
+      const { columnBatchToRecordBatch } = await import('../arrow/columns-to-arrow.js')
+      const request = await this.#scanRequest()
+      for await (const batch of data.scanColumns(request))
+        yield columnBatchToRecordBatch(batch, fields, schema)
+      return
+    }
+    const { rowsToRecordBatch } = await import('../arrow/rows-to-arrow.js')
     for await (const rows of this.#rows()) yield rowsToRecordBatch(rows, fields, schema)
   }
 
@@ -166,6 +175,11 @@ export class TableScan implements AsyncIterable<Row[]> {
   }
 
   async *#rows(): AsyncGenerator<Row[]> {
+    yield* this.#engine.data.scan(await this.#scanRequest())
+  }
+
+  /** The data plane request of the scan: its files (pruned, DVs loaded), columns and predicate. */
+  async #scanRequest(): Promise<ScanRequest> {
     const snap = await this.#snap()
     const rowTracking = this.#rowTracking(snap)
     const { files, predicate } = await this.plan()
@@ -173,7 +187,7 @@ export class TableScan implements AsyncIterable<Row[]> {
     this.#onFilesRead?.(files, predicate)
     const columns = columnSpecs(snap, this.#options.columns)
     const refs = await dataFileRefs(this.#engine, files, this.#options.signal)
-    yield* this.#engine.data.scan({
+    return {
       files: refs,
       columns,
       rowTracking,
@@ -181,7 +195,7 @@ export class TableScan implements AsyncIterable<Row[]> {
       predicate,
       batchSize: this.#options.batchSize,
       signal: this.#options.signal,
-    })
+    }
   }
 
   /** Every matching live row, in one array. */

@@ -335,6 +335,47 @@ export function engineContract(name: string, factory: EngineFactory): void {
       )
 
       it(
+        'scanColumns, when the data plane has it, gives the rows scan gives, as columns of their types',
+        withEngine(async (engine) => {
+          const scanColumns = engine.data.scanColumns?.bind(engine.data)
+          if (scanColumns === undefined) return
+          const rows = rowsOf([0, 1, 2, 3, 4]).map((r, i) => ({ ...r, amount: i === 3 ? null : r.amount }))
+          const a = await writeOne(engine.writer, rows)
+          const b = await writeOne(engine.writer, rowsOf([10, 11], null))
+          const request = {
+            files: [ref(a, [0, 2]), ref(b)],
+            columns: COLUMNS,
+            physicalOrder: true,
+            batchSize: 2,
+          }
+          const expected: Record<string, unknown>[] = []
+          for await (const batch of engine.data.scan(request)) expected.push(...batch)
+          const got: Record<string, unknown>[] = []
+          for await (const batch of scanColumns(request)) {
+            assert.equal(batch.columns.length, COLUMNS.length)
+            const [id, part, amount, day] = batch.columns as NonNullable<(typeof batch.columns)[number]>[]
+            assert.ok(id?.values instanceof BigInt64Array && day?.values instanceof Int32Array)
+            assert.ok(Array.isArray(part?.values) && Array.isArray(amount?.values))
+            for (let i = 0; i < batch.length; i++) {
+              const isNull = (c: (typeof batch.columns)[number]) =>
+                c.validity !== undefined && ((c.validity[i >> 3] as number) & (1 << (i & 7))) === 0
+              const date = new Date(Number(day.values[i]) * 86_400_000).toISOString().slice(0, 10)
+              got.push({
+                id: isNull(id) ? null : id.values[i],
+                part: (part.values as readonly unknown[])[i],
+                amount: (amount.values as readonly unknown[])[i],
+                day: isNull(day) ? null : date,
+              })
+            }
+            const nulls = (amount.values as readonly unknown[]).filter((v) => v === null).length
+            assert.equal(amount.nullCount, nulls)
+          }
+          assert.deepEqual(got, expected)
+          assert.equal(got.length, 5)
+        }),
+      )
+
+      it(
         'counts and matches positions of the live rows a predicate is TRUE for (NULL is no match)',
         withEngine(async (engine) => {
           const rows = rowsOf([0, 1, 2, 3, 4]).map((r, i) => ({ ...r, amount: i === 3 ? null : r.amount }))
