@@ -4,8 +4,9 @@
  * Each case takes a tiny table (one to three files of `id long, v int`, deletion vectors on,
  * sometimes with deletion vectors already present, `delta.isolationLevel = Serializable`), two or
  * three operations among append, delete, update, merge (upserts with inserts, some with a NOT
- * MATCHED BY SOURCE delete, conditional or not) and optimize, and an interleaving of their
- * begins and commits (all on one snapshot, or staggered; commits in any order). Each operation
+ * MATCHED BY SOURCE delete, conditional or not), optimize and overwrite (replaceWhere over an id
+ * range, new rows inside it), and an interleaving of their begins and commits (all on one
+ * snapshot, or staggered; commits in any order). Each operation
  * is staged right after its begin, against its read snapshot, and committed through the real
  * commit loop with `conflicts: 'all'`.
  *
@@ -61,6 +62,8 @@ type OpSpec =
       readonly bySource?: { readonly c: number } | 'all'
     }
   | { readonly kind: 'optimize' }
+  /** `mode: 'overwrite'` with `replaceWhere`: the rows matching `where` are replaced by `rows`. */
+  | { readonly kind: 'overwrite'; readonly where: Pred; readonly rows: readonly ModelRow[] }
 
 interface TemplateSpec {
   readonly files: number
@@ -123,6 +126,8 @@ function apply(op: OpSpec, state: readonly ModelRow[]): ModelRow[] {
       const kept = state.filter((r) => byKey.has(r.id) || !deletedBySource(op, r))
       return [...kept.map((r) => (byKey.has(r.id) ? { id: r.id, v: byKey.get(r.id)!.v } : r)), ...inserted]
     }
+    case 'overwrite':
+      return [...state.filter((r) => !holds(op.where, r)), ...op.rows]
     case 'optimize':
       return [...state]
   }
@@ -137,6 +142,7 @@ function deletedBySource(op: OpSpec & { kind: 'merge' }, r: ModelRow): boolean {
 /** Rows the operation deletes or rewrites on a state (its row-level write set). */
 function touched(op: OpSpec, state: readonly ModelRow[]): Set<number> {
   switch (op.kind) {
+    case 'overwrite':
     case 'delete':
     case 'update':
       return new Set(state.filter((r) => holds(op.where, r)).map((r) => r.id))
@@ -153,6 +159,7 @@ function touched(op: OpSpec, state: readonly ModelRow[]): Set<number> {
 /** Whether a row is selected by the operation's read (the predicate it records). */
 function reads(op: OpSpec, r: ModelRow): boolean {
   switch (op.kind) {
+    case 'overwrite':
     case 'delete':
     case 'update':
       return holds(op.where, r)
@@ -241,6 +248,16 @@ function opArb(index: number, maxId: number): fc.Arbitrary<OpSpec> {
       weight: 2,
     },
     fc.constant<OpSpec>({ kind: 'optimize' }),
+    // An id range and new rows inside it (a row outside would be refused before any commit).
+    fc.tuple(fc.integer({ min: 0, max: maxId }), fc.integer({ min: 1, max: 6 })).chain(([a, w]) =>
+      fc.uniqueArray(fc.integer({ min: a, max: a + w - 1 }), { minLength: 1, maxLength: 2 }).map(
+        (ids): OpSpec => ({
+          kind: 'overwrite',
+          where: { t: 'range', a, b: a + w },
+          rows: ids.map((id, j) => ({ id, v: 70 + 10 * index + j })),
+        }),
+      ),
+    ),
   )
 }
 
@@ -324,6 +341,12 @@ async function stage(txn: Transaction, op: OpSpec): Promise<void> {
       }
       return
     }
+    case 'overwrite':
+      await txn.append(
+        op.rows.map((r) => ({ id: BigInt(r.id), v: r.v })),
+        { mode: 'overwrite', replaceWhere: sqlOf(op.where) },
+      )
+      return
     case 'optimize':
       await txn.optimize()
       return
@@ -411,7 +434,7 @@ async function runCase(spec: CaseSpec): Promise<void> {
 }
 
 describe('serial equivalence with every reconciliation on', () => {
-  it(`concurrent appends, deletes, updates, merges and optimizes end as their serial replay in commit order (${RUNS} cases)`, async (t) => {
+  it(`concurrent appends, deletes, updates, merges, optimizes and overwrites end as their serial replay in commit order (${RUNS} cases)`, async (t) => {
     await fc.assert(fc.asyncProperty(caseArb, runCase), { seed: SEED, numRuns: RUNS })
     const lines = [
       `cases ${distribution.cases}: all committed ${distribution.allCommitted}, with an abort ${distribution.withAbort}`,
