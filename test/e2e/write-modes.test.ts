@@ -16,6 +16,8 @@ import {
   RestoreFilesMissingError,
   UnsupportedError,
 } from '../../src/errors/index.js'
+import type { Action } from '../../src/protocol/actions.js'
+import { protocolForProperties, writerFeaturesOf } from '../../src/protocol/table-features.js'
 import { DeltaTable } from '../../src/table/delta-table.js'
 import { runCliInProcess } from '../helpers/cli-in-process.js'
 
@@ -428,6 +430,72 @@ describe('restore', () => {
       assert.equal((await rows(t)).length, 61)
     } finally {
       await other.close()
+      await t.close()
+    }
+  })
+})
+
+/** Rows as `id -> [_row_id, _row_commit_version]`. */
+async function rowIds(t: DeltaTable): Promise<Map<number, [bigint, bigint]>> {
+  const out = await t.scan({ withRowTracking: true }).toArray()
+  return new Map(
+    out.map((r) => [Number(r.id as bigint), [r._row_id as bigint, r._row_commit_version as bigint]]),
+  )
+}
+
+describe('overwrite and restore on a row-tracking table', () => {
+  it('copied rows keep their ids, new rows take fresh ones, and RESTORE brings every id back', async () => {
+    const { t } = await table({ dv: false, properties: { 'delta.enableRowTracking': 'true' } })
+    try {
+      const v2 = (await t.snapshot()).version
+      const before = await rowIds(t)
+      assert.equal(before.size, 60)
+      const maxBefore = [...before.values()].reduce((m, [id]) => (id > m ? id : m), -1n)
+      // Copy-on-write: the other 20 rows of the first file are copied with their ids.
+      await t.append(rowsOf([10, 11], dayOf, 9), { mode: 'overwrite', replaceWhere: 'id >= 10 AND id < 20' })
+      const after = await rowIds(t)
+      for (const id of range(0, 60).filter((i) => i < 10 || i >= 20)) {
+        assert.deepEqual(after.get(id), before.get(id), `row ${id} keeps its id and commit version`)
+      }
+      for (const id of [10, 11]) assert.ok(after.get(id)![0] > maxBefore, `new row ${id} takes a fresh id`)
+      await t.append(rowsOf([100], dayOf), { mode: 'overwrite' })
+      assert.ok((await rowIds(t)).get(100)![0] > maxBefore)
+      await t.restore({ version: v2 })
+      assert.deepEqual(await rowIds(t), before)
+    } finally {
+      await t.close()
+    }
+  })
+})
+
+describe('restore and the protocol', () => {
+  it('sets the metadata back but keeps a protocol upgraded since', async () => {
+    const { dir, t } = await table({ dv: false })
+    try {
+      const v2 = await t.snapshot()
+      // Enable deletion vectors: a metadata commit with the protocol it needs.
+      const configuration = { ...v2.metadata.configuration, 'delta.enableDeletionVectors': 'true' }
+      // The upgrade keeps the features the legacy protocol implied, as Delta's does.
+      const needed = protocolForProperties(configuration, v2.schema)
+      const protocol = {
+        ...needed,
+        writerFeatures: [...writerFeaturesOf(v2.protocol), ...(needed.writerFeatures ?? [])],
+      }
+      assert.equal(protocol.minWriterVersion, 7)
+      const txn = await t.begin()
+      const actions: Action[] = [{ protocol }, { metaData: { ...v2.metadata, configuration } }]
+      txn.stageActions(actions, { operation: 'SET TBLPROPERTIES', changesData: false })
+      await txn.commit()
+      await t.delete('id = 4')
+      const upgraded = (await t.snapshot()).protocol
+      const r = await t.restore({ version: v2.version })
+      const now = await t.snapshot()
+      assert.deepEqual(now.protocol, upgraded)
+      assert.equal(now.properties['delta.enableDeletionVectors'], 'false')
+      assert.deepEqual(await rows(t), expected(range(0, 60)))
+      const lines = await logLines(dir, r.version)
+      assert.equal(lines.filter((l) => l.protocol).length, 0, 'no protocol action: nothing to upgrade')
+    } finally {
       await t.close()
     }
   })
