@@ -217,6 +217,22 @@ describe('overwrite', () => {
     }
   })
 
+  it('dynamic partition overwrite treats a NULL partition value as a partition of its own', async () => {
+    const { t } = await table({ partitioned: true })
+    try {
+      await t.append([{ id: 61n, day: null, v: 0 }])
+      await t.append([{ id: 62n, day: null, v: 6 }], { mode: 'overwrite', partitionOverwriteMode: 'dynamic' })
+      const now = await rows(t)
+      assert.deepEqual(
+        now.filter((r) => r.day === null).map((r) => r.id),
+        [62],
+      )
+      assert.equal(now.length, 61)
+    } finally {
+      await t.close()
+    }
+  })
+
   it('dynamic partition overwrite on an unpartitioned table replaces the whole table, as Delta does', async () => {
     const { t } = await table()
     try {
@@ -414,6 +430,31 @@ describe('restore', () => {
       })
       assert.equal((await t.snapshot()).version, latest)
       assert.deepEqual(await rows(t), expected(range(60, 70)))
+    } finally {
+      await t.close()
+    }
+  })
+
+  it('refuses to restore a version whose deletion vector was vacuumed, naming the DV file', async () => {
+    const { t } = await table()
+    try {
+      await t.delete('id = 1')
+      const v3 = (await t.snapshot()).version
+      const dvKey = (await t.snapshot()).activeFiles().find((f) => f.deletionVector)!.deletionVector!
+      assert.equal(dvKey.storageType, 'u')
+      await t.delete('id = 2')
+      const vacuumed = await t.vacuum({ retentionHours: 0, enforceRetentionDuration: false })
+      assert.ok(
+        vacuumed.files.some((k) => k.startsWith('deletion_vector_')),
+        'the first DV file is vacuumed',
+      )
+      await assert.rejects(t.restore({ version: v3 }), (err: unknown) => {
+        assert.ok(err instanceof RestoreFilesMissingError)
+        assert.equal(err.missing.length, 1)
+        assert.match(err.missing[0]!, /^deletion_vector_.*\.bin$/)
+        return true
+      })
+      assert.deepEqual(await rows(t), expected(range(3, 60).concat([0])))
     } finally {
       await t.close()
     }
