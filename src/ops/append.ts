@@ -79,7 +79,7 @@ export async function buildAppend(
  * @param options - the append's options
  * @throws {InvalidArgumentError} naming the option
  */
-export function checkWriteMode(options: AppendOptions): void {
+function checkWriteMode(options: AppendOptions): void {
   if (options.mode === 'overwrite') return
   for (const key of ['replaceWhere', 'partitionOverwriteMode'] as const) {
     if (options[key] !== undefined) {

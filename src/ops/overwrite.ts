@@ -98,6 +98,13 @@ export async function buildOverwrite(
     )
   }
   const predicate = parseWhere(options.replaceWhere)
+  // Recorded as the caller wrote it, or an expression tree printed back.
+  const predicateText =
+    predicate === undefined
+      ? undefined
+      : typeof options.replaceWhere === 'string'
+        ? options.replaceWhere
+        : toSql(predicate)
   // Unknown columns fail before anything is written.
   const pruned = predicate === undefined ? undefined : pruneFiles(snap, snap.activeFiles(), predicate)
   // Delta ignores dynamic partition overwrite on an unpartitioned table: the whole table is replaced.
@@ -105,6 +112,7 @@ export async function buildOverwrite(
   const fileSize = options.targetFileSize ?? targetFileSize(snap.properties)
   const target = writeTargetOf(snap, fileSize)
   const specs = columnSpecs(snap, undefined)
+  // A row is outside when the predicate is false or NULL for it.
   const outside = predicate === undefined ? undefined : isBoolean(predicate, true, true)
   const written: WrittenFile[] = []
   for await (const rows of batches) {
@@ -113,7 +121,7 @@ export async function buildOverwrite(
     const files = await ctx.engine.writer.writeRows({ rows, target, signal: ctx.signal })
     ctx.wrote(files.map((f) => f.key))
     for (const f of files) written.push(f)
-    if (outside !== undefined) await checkRowsInside(ctx, files, outside, specs, options.replaceWhere)
+    if (outside !== undefined) await checkRowsInside(ctx, files, outside, specs, predicateText ?? '')
   }
   let removal: RowRemoval
   if (pruned !== undefined && predicate !== undefined) {
@@ -132,9 +140,7 @@ export async function buildOverwrite(
     parameters: {
       mode: 'Overwrite',
       partitionBy: JSON.stringify(snap.partitionColumns),
-      ...(predicate === undefined
-        ? {}
-        : { predicate: typeof options.replaceWhere === 'string' ? options.replaceWhere : toSql(predicate) }),
+      ...(predicateText === undefined ? {} : { predicate: predicateText }),
       ...(dynamic ? { isDynamicPartitionOverwrite: 'true' } : {}),
     },
     actions: [...removal.actions, ...adds],
@@ -168,7 +174,7 @@ async function checkRowsInside(
   files: readonly WrittenFile[],
   outside: Expression,
   specs: readonly ColumnSpec[],
-  replaceWhere: string | Expression | undefined,
+  predicateText: string,
 ): Promise<void> {
   if (files.length === 0) return
   const refs: DataFileRef[] = files.map((f) =>
@@ -184,10 +190,7 @@ async function checkRowsInside(
   })
   for await (const batch of stream) {
     const row = batch[0]
-    if (row === undefined) continue
-    const text =
-      typeof replaceWhere === 'string' ? replaceWhere : toSql((outside as { operand: Expression }).operand)
-    throw new ReplaceWhereMismatchError(text, row)
+    if (row !== undefined) throw new ReplaceWhereMismatchError(predicateText, row)
   }
 }
 
