@@ -173,6 +173,7 @@ type Analysis =
 function analyze(input: PlanInput): Analysis {
   const { txn, winner, flags } = input
   if (!flags.mergeRowLevelConflicts) return { kind: 'skip' }
+  const maxMillis = flags.mergeRowLevelMaxMillis
   if (winner.addedFiles.length === 0 && winner.removedFiles.length === 0) return { kind: 'skip' }
   if (txn.isBlindAppend) return { kind: 'skip' }
   const gate = shapeGate(txn, winner)
@@ -218,8 +219,8 @@ function analyze(input: PlanInput): Analysis {
       path: s.file.path,
       role: s.role,
       file: s.file,
-      pre: readsOf(s.file, read, ids, txn),
-      ...(s.post === undefined ? {} : { post: readsOf(s.post, read, ids, txn) }),
+      pre: readsOf(s.file, read, ids, txn, maxMillis),
+      ...(s.post === undefined ? {} : { post: readsOf(s.post, read, ids, txn, maxMillis) }),
     }
     files.push(checked)
   }
@@ -282,6 +283,7 @@ function readsOf(
   read: MergeReadSet,
   ids: 'stable' | 'position',
   txn: TransactionInfo,
+  maxMillis: number,
 ): readonly RowReadRequest[] {
   const state = ids === 'stable' ? rowTrackingState(txn.protocol, txn.metadata) : undefined
   const base = `case6:${ids}:${file.path}#${dvUniqueId(file.deletionVector) ?? ''}`
@@ -301,6 +303,7 @@ function readsOf(
             }),
           }),
       maxRows: MAX_ROWS_PER_READ,
+      ...(maxMillis > 0 ? { maxMillis } : {}),
     })
   const out = [request('key', read.keyFilter)]
   if (read.notMatchedBySource !== undefined) out.push(request('nmbs', read.notMatchedBySource))

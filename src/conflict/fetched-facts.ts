@@ -66,6 +66,11 @@ export interface RowReadRequest {
     readonly materializedRowCommitVersionColumn?: string | undefined
   }
   readonly maxRows: number
+  /**
+   * The reads of one plan stop after this many milliseconds (the largest value among them
+   * counts); the answers not in by then are left out. Absent or 0: no bound.
+   */
+  readonly maxMillis?: number
 }
 
 /** One row a {@link RowReadRequest} returned. */

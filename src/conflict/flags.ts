@@ -33,6 +33,8 @@ export interface ConflictFlags {
   readonly mergeRowLevelConflicts: boolean
   /** Case 6: at most this many distinct source key tuples are kept exactly, more in a Bloom filter. */
   readonly mergeRowLevelMaxExactKeys: number
+  /** Case 6: the row reads against one winner stop after this many milliseconds; 0 = no bound. */
+  readonly mergeRowLevelMaxMillis: number
 }
 
 /** Default of {@link ConflictFlags.valueExactMaxBytes}: 1 GiB. */
@@ -56,6 +58,7 @@ export const DEFAULT_CONFLICT_FLAGS: ConflictFlags = Object.freeze({
   mergeSourceKeyInSetThreshold: DEFAULT_MERGE_SOURCE_KEY_IN_SET_THRESHOLD,
   mergeRowLevelConflicts: false,
   mergeRowLevelMaxExactKeys: DEFAULT_MERGE_ROW_LEVEL_MAX_EXACT_KEYS,
+  mergeRowLevelMaxMillis: 2_000,
 })
 
 /** A boolean switch of {@link ConflictFlags}. */
@@ -82,6 +85,7 @@ const NUMERIC_KEYS: Readonly<Record<string, readonly [NumericFlag, number]>> = O
   'conflictDetection.dataSkipping.valueExact.maxBytes': ['valueExactMaxBytes', 0] as const,
   'merge.sourceKeyReadPredicate.inSetThreshold': ['mergeSourceKeyInSetThreshold', 0] as const,
   'merge.rowLevelConflicts.maxExactKeys': ['mergeRowLevelMaxExactKeys', 0] as const,
+  'merge.rowLevelConflicts.maxMillis': ['mergeRowLevelMaxMillis', 0] as const,
 })
 
 const SPARK_PREFIX = 'spark.databricks.delta.'

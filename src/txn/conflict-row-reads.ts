@@ -10,6 +10,7 @@ import type { Engine } from '../engine/engine.js'
 import { isDeltaError } from '../errors/index.js'
 import type { DeletionVectorDescriptor } from '../protocol/actions.js'
 import { decodeAddPath } from '../protocol/partition-values.js'
+import { maxOf } from '../util/arrays.js'
 import { mapLimit } from '../util/map-limit.js'
 
 /** How many row reads run at once. */
@@ -17,8 +18,9 @@ const READ_CONCURRENCY = 8
 
 /**
  * Answers the conflict checker's row reads (Case 6) through the data plane. A read that fails
- * with a library error, names a column the snapshot lacks, or returns more than its `maxRows`
- * is left out of the answers, which makes the reconciliation that asked refuse.
+ * with a library error, names a column the snapshot lacks, returns more than its `maxRows`, or
+ * is not done when the reads' `maxMillis` have passed is left out of the answers, which makes the
+ * reconciliation that asked refuse.
  *
  * @param engine - the engine
  * @param columns - the read snapshot's columns (predicates and returned values use them)
@@ -35,10 +37,21 @@ export async function loadRowReads(
   signal: AbortSignal | undefined,
 ): Promise<ReadonlyMap<string, readonly ReadRow[]>> {
   const byName = new Map(columns.map((c) => [c.name, c]))
+  const maxMillis = maxOf(
+    requests.map((r) => r.maxMillis ?? 0),
+    0,
+  )
+  const deadline = maxMillis > 0 ? AbortSignal.timeout(maxMillis) : undefined
+  const stop =
+    deadline === undefined ? signal : signal === undefined ? deadline : AbortSignal.any([signal, deadline])
   const answers = await mapLimit(requests, READ_CONCURRENCY, async (req) => {
     try {
-      return await readRows(engine, columns, byName, req, loadDv, signal)
+      if (deadline?.aborted) return undefined
+      const rows = await readRows(engine, columns, byName, req, loadDv, stop)
+      return deadline?.aborted ? undefined : rows
     } catch (err) {
+      // Past the budget this answer is missing; the caller's own cancellation still ends the commit.
+      if (deadline?.aborted && signal?.aborted !== true) return undefined
       if (!isDeltaError(err)) throw err
       return undefined
     }

@@ -145,6 +145,20 @@ describe('Case 6: MERGE against MERGE at row level', () => {
     assert.equal(r.rows.length, 101)
   })
 
+  it('past the time budget the row reads stop and the file-level answer stands', async () => {
+    const r = await race({
+      conflicts: { ...CASE6, 'merge.rowLevelConflicts.maxMillis': 1 },
+      properties: { 'delta.enableDeletionVectors': 'true' },
+      batches: TWO_FILES,
+      loser: (tx) => tx.merge(...upsert([60, 1000], 1)),
+      winner: (t) => t.merge(...upsert([10, 2000], 2)),
+    })
+    assert.equal(r.outcome, 'DELTA_CONCURRENT_APPEND')
+    assert.match(r.message, /could not be read within the budget/)
+    assert.equal(r.rows.length, 101)
+    assert.equal(valueAt(r.rows, 10), 2)
+  })
+
   it('C6-02 both insert the same new key: the loser aborts and the key is there once', async () => {
     const r = await race({
       properties: { 'delta.enableDeletionVectors': 'true' },
