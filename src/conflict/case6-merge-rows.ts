@@ -176,6 +176,10 @@ function analyze(input: PlanInput): Analysis {
   const maxMillis = flags.mergeRowLevelMaxMillis
   if (winner.addedFiles.length === 0 && winner.removedFiles.length === 0) return { kind: 'skip' }
   if (txn.isBlindAppend) return { kind: 'skip' }
+  // Not a MERGE: nothing of this case applies, and no refusal should explain its conflict.
+  if (txn.operation !== 'MERGE' && txn.readPredicates.every((r) => r.mergeRead === undefined)) {
+    return { kind: 'skip' }
+  }
   const gate = shapeGate(txn, winner)
   if (typeof gate === 'string') return { kind: 'refuse', reason: gate }
   const read = gate

@@ -145,6 +145,18 @@ describe('Case 6: MERGE against MERGE at row level', () => {
     assert.equal(r.rows.length, 101)
   })
 
+  it('a loser that is not a MERGE is left to the other cases, with no Case 6 reason', async () => {
+    const r = await race({
+      properties: { 'delta.enableDeletionVectors': 'false' },
+      batches: TWO_FILES,
+      loser: (tx) => tx.delete('id = 10'),
+      winner: (t) => t.merge(...upsert([11], 2)),
+    })
+    assert.notEqual(r.outcome, 'committed')
+    assert.doesNotMatch(r.message, /Case 6/)
+    assert.equal(valueAt(r.rows, 10), 0)
+  })
+
   it('past the time budget the row reads stop and the file-level answer stands', async () => {
     const r = await race({
       conflicts: { ...CASE6, 'merge.rowLevelConflicts.maxMillis': 1 },
