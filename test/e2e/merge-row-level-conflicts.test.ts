@@ -415,6 +415,79 @@ describe('Case 6: MERGE against MERGE at row level', () => {
     })
   })
 
+  describe('keys of other types are compared as their column type', () => {
+    for (const [type, loserKey, sameKey, otherKey] of [
+      ['decimal(10,2)', '1.50', '1.5', '2.25'],
+      ['date', '2024-02-29', '2024-02-29', '2024-03-01'],
+      [
+        'timestamp',
+        '2024-02-29T10:00:00.000000Z',
+        new Date(Date.UTC(2024, 1, 29, 10)),
+        '2024-02-29T10:00:00.000001Z',
+      ],
+      ['binary', new Uint8Array([1, 2]), new Uint8Array([1, 2]), new Uint8Array([1, 2, 0])],
+    ] as const) {
+      const keyed = (k: unknown, value: number): [Row[], MergeOptions] => [
+        [{ k, value }],
+        {
+          on: 'target.k = source.k',
+          whenMatched: [{ update: { value: 'source.value' } }],
+          whenNotMatched: [{ insert: '*' }],
+        },
+      ]
+      const run = (winnerKey: unknown) =>
+        race({
+          schema: `k ${type}, value int`,
+          properties: { 'delta.enableDeletionVectors': 'true' },
+          batches: [[{ k: null, value: 0 }]],
+          loser: (tx) => tx.merge(...keyed(loserKey, 1)),
+          winner: (t) => t.merge(...keyed(winnerKey, 2)),
+        })
+
+      it(`${type}: the same key written two ways aborts, another key commits`, async () => {
+        const same = await run(sameKey)
+        assert.equal(same.outcome, 'DELTA_CONCURRENT_APPEND')
+        assert.equal(same.rows.length, 2)
+        const other = await run(otherKey)
+        assert.equal(other.outcome, 'committed', other.message)
+        assert.equal(other.rows.length, 3)
+      })
+    }
+  })
+
+  it('a NOT MATCHED BY SOURCE condition on a partition column is decided by partition values', async () => {
+    const root = await mkdtemp(join(tmpdir(), 'delta-rlc-case6-'))
+    roots.push(root)
+    const table = await DeltaTable.create(
+      join(root, 't'),
+      { schema: SCHEMA, partitionBy: ['region'], properties: { 'delta.enableDeletionVectors': 'true' } },
+      { autoCheckpoint: false, conflicts: CASE6 },
+    )
+    await table.append([...base(0, 50, 'US'), ...base(50, 52, 'EU')])
+    const outcomes: string[] = []
+    for (const region of ['US', 'EU']) {
+      const tx = await table.begin({ isolationLevel: 'Serializable' })
+      await tx.merge([{ id: 10n, region: 'US', value: 1 }], {
+        on: 'target.id = source.id',
+        whenMatched: [{ update: { value: 'source.value' } }],
+        whenNotMatchedBySource: [{ if: "target.region = 'EU' AND target.value > 5", delete: true }],
+      })
+      await table.append([{ id: BigInt(1000 + outcomes.length), region, value: 9 }])
+      outcomes.push(
+        await tx.commit().then(
+          () => 'committed',
+          (err: unknown) => (isDeltaError(err) ? err.code : String(err)),
+        ),
+      )
+    }
+    // Serializable: the blind appends are checked. The MERGE read the 'EU' rows with value > 5,
+    // which only the second append inserts.
+    assert.deepEqual(outcomes, ['committed', 'DELTA_CONCURRENT_APPEND'])
+    const rows = await table.scan().toArray()
+    assert.equal(valueAt(rows, 10), 1)
+    assert.equal(rows.length, 54)
+  })
+
   it('C6-11 NULL keys never match: both NULL-key inserts commit', async () => {
     const r = await race({
       properties: { 'delta.enableDeletionVectors': 'true' },
