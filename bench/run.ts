@@ -30,6 +30,10 @@ const suites: Array<[string, (quick: boolean) => Promise<BenchResult[]>]> = [
   ['commit', commitBenchmarks],
 ]
 suites.push(['conflict', (q) => import('./conflict.bench.js').then((m) => m.conflictBenchmarks(q))])
+suites.push([
+  'conflict-relocation',
+  (q) => import('./conflict-relocation.bench.js').then((m) => m.conflictRelocationBenchmarks(q)),
+])
 
 const quick = process.argv.includes('--quick')
 const only = option('only')?.split(',')

@@ -21,6 +21,7 @@ import { dvUnionPhase } from './case2-dv-union.js'
 import { forwardRemapPhase } from './case4a-forward-remap.js'
 import { reverseRemapPhase } from './case4b-reverse-remap.js'
 import { zOrderForwardPhase } from './case5a-zorder-forward.js'
+import { zOrderReversePhase } from './case5b-zorder-reverse.js'
 import { mergeRowsPhase } from './case6-merge-rows.js'
 import type { FetchedFacts } from './fetched-facts.js'
 import {
@@ -68,6 +69,7 @@ export const ROW_LEVEL_PHASES: readonly RowLevelPhase[] = Object.freeze([
   forwardRemapPhase,
   reverseRemapPhase,
   zOrderForwardPhase,
+  zOrderReversePhase,
   mergeRowsPhase,
 ])
 
@@ -179,6 +181,7 @@ function needsBitmaps(flags: ConflictFlags): boolean {
     flags.optimizeReconciliation ||
     flags.optimizeReverseReconciliation ||
     flags.optimizeZOrderReconciliation ||
+    flags.optimizeZOrderReverseReconciliation ||
     (flags.dataSkipping && flags.dataSkippingValueExact)
   )
 }

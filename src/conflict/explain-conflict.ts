@@ -32,6 +32,7 @@ const FLAGS_OF_KIND: Readonly<Record<ReconciliationKind, readonly BooleanFlag[]>
   'case4a-forward-remap': ['optimizeReconciliation'],
   'case4b-reverse-remap': ['optimizeReverseReconciliation'],
   'case5a-zorder-forward': ['optimizeZOrderReconciliation'],
+  'case5b-zorder-reverse': ['optimizeZOrderReverseReconciliation'],
   'case6-merge-rows': ['mergeRowLevelConflicts'],
 })
 

@@ -81,12 +81,45 @@ export interface ReadRow {
   readonly values: readonly unknown[]
 }
 
+/**
+ * A search for stable row ids in the materialized row-id column of some files (Case 5b): every
+ * row of each file is looked at (deletion vectors are not applied), and only that column is read.
+ */
+export interface RowIdLookup {
+  /** The key to store the answer under in {@link FetchedFacts.rowIdLookups}. */
+  readonly key: string
+  /** The files to search. */
+  readonly files: readonly AddFile[]
+  /** The physical name of the materialized row-id column. */
+  readonly rowIdColumn: string
+  /** The ids sought, ascending and distinct. */
+  readonly ids: BigInt64Array
+  /** The loop stops the search after this many milliseconds and answers `timed-out`. */
+  readonly maxMillis: number
+}
+
+/** The answer to a {@link RowIdLookup}. */
+export type RowIdLookupAnswer =
+  | {
+      readonly kind: 'found'
+      /** By file path: ascending positions holding a sought id, and the id at each. */
+      readonly files: ReadonlyMap<
+        string,
+        { readonly positions: readonly number[]; readonly ids: readonly bigint[] }
+      >
+      /** Rows with no materialized id (null, or the file lacks the column). */
+      readonly nullRows: number
+    }
+  | { readonly kind: 'timed-out'; readonly maxMillis: number }
+
 /** What the loop must load before calling `checkConflicts`. Empty when all flags are off. */
 export interface FetchPlan {
   readonly deletionVectors: readonly DeletionVectorRequest[]
   readonly rowQueries: readonly RowMatchQuery[]
   /** Row reads (Case 6); absent when none. */
   readonly rowReads?: readonly RowReadRequest[]
+  /** Row-id lookups (Case 5b); absent when none. */
+  readonly rowIdLookups?: readonly RowIdLookup[]
 }
 
 /**
@@ -100,6 +133,8 @@ export interface FetchedFacts {
   readonly rowMatches: ReadonlyMap<string, boolean>
   /** Row-read answers by {@link RowReadRequest.key}; absent when none was asked. */
   readonly rowReads?: ReadonlyMap<string, readonly ReadRow[]>
+  /** Row-id lookup answers by {@link RowIdLookup.key}; absent when none was asked. */
+  readonly rowIdLookups?: ReadonlyMap<string, RowIdLookupAnswer>
 }
 
 /** No facts: what the baseline checker needs. */
@@ -123,6 +158,7 @@ export class FetchPlanBuilder {
   readonly #deletionVectors = new Map<string, DeletionVectorRequest>()
   readonly #rowQueries: RowMatchQuery[] = []
   readonly #rowReads = new Map<string, RowReadRequest>()
+  readonly #rowIdLookups = new Map<string, RowIdLookup>()
 
   /**
    * Asks for a deletion vector, if it must be loaded.
@@ -162,6 +198,17 @@ export class FetchPlanBuilder {
   }
 
   /**
+   * Asks for a row-id lookup (once per key).
+   *
+   * @param lookup - the lookup
+   * @returns this builder
+   */
+  rowIdLookup(lookup: RowIdLookup): this {
+    if (!this.#rowIdLookups.has(lookup.key)) this.#rowIdLookups.set(lookup.key, lookup)
+    return this
+  }
+
+  /**
    * Asks everything another plan asks.
    *
    * @param plan - a plan, typically one case's
@@ -173,17 +220,26 @@ export class FetchPlanBuilder {
     }
     for (const q of plan.rowQueries) this.#rowQueries.push(q)
     for (const r of plan.rowReads ?? []) this.rowRead(r)
+    for (const l of plan.rowIdLookups ?? []) this.rowIdLookup(l)
     return this
   }
 
   /** @returns the plan, frozen; {@link EMPTY_FETCH_PLAN} when nothing was asked */
   build(): FetchPlan {
-    if (this.#deletionVectors.size === 0 && this.#rowQueries.length === 0 && this.#rowReads.size === 0)
+    if (
+      this.#deletionVectors.size === 0 &&
+      this.#rowQueries.length === 0 &&
+      this.#rowReads.size === 0 &&
+      this.#rowIdLookups.size === 0
+    )
       return EMPTY_FETCH_PLAN
     return Object.freeze({
       deletionVectors: Object.freeze([...this.#deletionVectors.values()]),
       rowQueries: Object.freeze([...this.#rowQueries]),
       ...(this.#rowReads.size === 0 ? {} : { rowReads: Object.freeze([...this.#rowReads.values()]) }),
+      ...(this.#rowIdLookups.size === 0
+        ? {}
+        : { rowIdLookups: Object.freeze([...this.#rowIdLookups.values()]) }),
     })
   }
 }

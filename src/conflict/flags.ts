@@ -22,6 +22,20 @@ export interface ConflictFlags {
   readonly optimizeReverseReconciliation: boolean
   /** Case 5a: a losing Z-order OPTIMIZE remaps a winner's deletions through its own permutation. */
   readonly optimizeZOrderReconciliation: boolean
+  /**
+   * Case 5b: a losing DML finds the rows it takes out, by stable row id, in the outputs of a
+   * winning OPTIMIZE that relocated them (Z-order, clustering, or any relocation that preserves
+   * row ids), and masks them there.
+   */
+  readonly optimizeZOrderReverseReconciliation: boolean
+  /** Case 5b budget: at most this many row ids sought against one winner; 0 = no bound. */
+  readonly zOrderReverseMaxRowIds: number
+  /** Case 5b budget: at most this many candidate outputs searched; 0 = no bound. */
+  readonly zOrderReverseMaxCandidateFiles: number
+  /** Case 5b budget: at most this many bytes of id column (8 per candidate row); 0 = no bound. */
+  readonly zOrderReverseMaxIdColumnBytes: number
+  /** Case 5b budget: the search stops after this many milliseconds; 0 = no bound. */
+  readonly zOrderReverseMaxMillis: number
   /** MERGE records "target key in the source keys" as its read predicate (feeds Case 1). */
   readonly mergeSourceKeyReadPredicate: boolean
   /** MERGE source-key read: at most this many distinct keys form an IN-set, more a key range. */
@@ -54,6 +68,11 @@ export const DEFAULT_CONFLICT_FLAGS: ConflictFlags = Object.freeze({
   optimizeReconciliation: false,
   optimizeReverseReconciliation: false,
   optimizeZOrderReconciliation: false,
+  optimizeZOrderReverseReconciliation: false,
+  zOrderReverseMaxRowIds: 10_000_000,
+  zOrderReverseMaxCandidateFiles: 1_000,
+  zOrderReverseMaxIdColumnBytes: 64 * 1024 * 1024,
+  zOrderReverseMaxMillis: 2_000,
   mergeSourceKeyReadPredicate: false,
   mergeSourceKeyInSetThreshold: DEFAULT_MERGE_SOURCE_KEY_IN_SET_THRESHOLD,
   mergeRowLevelConflicts: false,
@@ -76,6 +95,7 @@ const BOOLEAN_KEYS: Readonly<Record<string, BooleanFlag>> = Object.freeze({
   'optimize.conflictReconciliation.enabled': 'optimizeReconciliation',
   'optimize.conflictReconciliation.reverse.enabled': 'optimizeReverseReconciliation',
   'optimize.zorder.conflictReconciliation.enabled': 'optimizeZOrderReconciliation',
+  'optimize.zorder.conflictReconciliation.reverse.enabled': 'optimizeZOrderReverseReconciliation',
   'merge.sourceKeyReadPredicate.enabled': 'mergeSourceKeyReadPredicate',
   'merge.rowLevelConflicts.enabled': 'mergeRowLevelConflicts',
 })
@@ -86,6 +106,16 @@ const NUMERIC_KEYS: Readonly<Record<string, readonly [NumericFlag, number]>> = O
   'merge.sourceKeyReadPredicate.inSetThreshold': ['mergeSourceKeyInSetThreshold', 0] as const,
   'merge.rowLevelConflicts.maxExactKeys': ['mergeRowLevelMaxExactKeys', 0] as const,
   'merge.rowLevelConflicts.maxMillis': ['mergeRowLevelMaxMillis', 0] as const,
+  'optimize.zorder.conflictReconciliation.reverse.maxRowIds': ['zOrderReverseMaxRowIds', 0] as const,
+  'optimize.zorder.conflictReconciliation.reverse.maxCandidateFiles': [
+    'zOrderReverseMaxCandidateFiles',
+    0,
+  ] as const,
+  'optimize.zorder.conflictReconciliation.reverse.maxIdColumnBytes': [
+    'zOrderReverseMaxIdColumnBytes',
+    0,
+  ] as const,
+  'optimize.zorder.conflictReconciliation.reverse.maxMillis': ['zOrderReverseMaxMillis', 0] as const,
 })
 
 const SPARK_PREFIX = 'spark.databricks.delta.'

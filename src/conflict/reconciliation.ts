@@ -14,6 +14,7 @@ export type ReconciliationKind =
   | 'case4a-forward-remap'
   | 'case4b-reverse-remap'
   | 'case5a-zorder-forward'
+  | 'case5b-zorder-reverse'
   | 'case6-merge-rows'
 
 /** One reconciliation applied against one winning commit. */

@@ -18,6 +18,7 @@ import {
   type Version,
 } from '../protocol/actions.js'
 import type { RelocationCapture } from './case5a-capture.js'
+import type { RemovedRowIds } from './case5b-removed-rows.js'
 import type { MergeReadSet } from './case6-merge-read-set.js'
 
 // === Types ===
@@ -80,6 +81,8 @@ export interface TransactionInfoInput {
   readonly rowTracking?: RowTrackingRead | undefined
   /** Present for a permuting OPTIMIZE (Z-order): its own permutation, for Case 5a. */
   readonly relocation?: RelocationCapture | undefined
+  /** Present for a DML on a table with row tracking enabled: the rows it takes out, for Case 5b. */
+  readonly removedRowIds?: RemovedRowIds | undefined
 }
 
 /** What a transaction that assigns row ids read of the row-id high-water mark. */
@@ -124,6 +127,11 @@ export interface TransactionInfo {
   readonly rowTracking: RowTrackingRead | undefined
   /** See {@link TransactionInfoInput.relocation}. */
   readonly relocation: RelocationCapture | undefined
+  /**
+   * See {@link TransactionInfoInput.removedRowIds}; keyed by the paths the actions take rows out
+   * of, which a Case 5b rewrite moves to the outputs it masks.
+   */
+  readonly removedRowIds: RemovedRowIds | undefined
 }
 
 // === Construction ===
@@ -188,7 +196,19 @@ export function createTransactionInfo(input: TransactionInfoInput): TransactionI
     isBlindAppend: computeBlindAppend(actions, readPredicates, readFiles, readWholeTable),
     rowTracking: input.rowTracking === undefined ? undefined : Object.freeze({ ...input.rowTracking }),
     relocation: input.relocation,
+    removedRowIds: input.removedRowIds,
   })
+}
+
+/**
+ * A copy with another record of the rows it takes out (a Case 5b rewrite moved them).
+ *
+ * @param txn - the transaction
+ * @param removedRowIds - the new record
+ * @returns the updated copy
+ */
+export function withRemovedRowIds(txn: TransactionInfo, removedRowIds: RemovedRowIds): TransactionInfo {
+  return build({ ...txn, removedRowIds })
 }
 
 /**
@@ -332,6 +352,7 @@ interface Fields {
   readonly isBlindAppend: boolean
   readonly rowTracking: RowTrackingRead | undefined
   readonly relocation: RelocationCapture | undefined
+  readonly removedRowIds: RemovedRowIds | undefined
 }
 
 function build(f: Fields): TransactionInfo {
@@ -356,6 +377,7 @@ function build(f: Fields): TransactionInfo {
     isBlindAppend: f.isBlindAppend,
     rowTracking: f.rowTracking,
     relocation: f.relocation,
+    removedRowIds: f.removedRowIds,
     isAppendOnly,
     metadataChanged,
   })

@@ -1,12 +1,21 @@
-import { type DuckDBConnection, DuckDBVector } from '@duckdb/node-api'
+import {
+  BIGINT,
+  type DuckDBConnection,
+  DuckDBListValue,
+  type DuckDBValue,
+  DuckDBVector,
+} from '@duckdb/node-api'
 import {
   type ColumnBatch,
   type ColumnSpec,
   type DataPlane,
   type FileMatches,
+  type LocateRowIdsRequest,
   ROW_COMMIT_VERSION_COLUMN,
   ROW_ID_COLUMN,
+  type RowIdLocations,
   type ScanRequest,
+  type ValueBounds,
 } from '../engine/data-plane.js'
 import { InvalidArgumentError } from '../errors/index.js'
 import type { Expression } from '../expressions/ast.js'
@@ -16,6 +25,7 @@ import type { ObjectStore } from '../storage/object-store.js'
 import { ColumnBatcher } from './duckdb-columns.js'
 import { dataPlaneError, streamFailureError } from './duckdb-errors.js'
 import { defineLiveRows, ROW_COMMIT_VERSION_COL, ROW_ID_COL } from './duckdb-live-rows.js'
+import { ChunkAppender } from './duckdb-row-appender.js'
 import {
   type DuckDbRuntime,
   FILE_COL,
@@ -30,6 +40,10 @@ import { type StagedFile, stageAndConnect } from './staging.js'
 
 /** Rows per yielded batch when the caller gives no hint. */
 const DEFAULT_BATCH = 8192
+/** The column of a match query that holds each row's predicate answer. */
+const MATCH_COL = '__delta_rlc_match'
+/** The temporary table of the row ids a lookup seeks. */
+const SOUGHT_TABLE = 'delta_rlc_sought_row_ids'
 
 /**
  * The default {@link DataPlane}: one DuckDB query per request over all its files.
@@ -121,29 +135,138 @@ export class DuckDbDataPlane implements DataPlane {
   }
 
   async matchPositions(
-    request: Omit<ScanRequest, 'batchSize' | 'columns'> & { columns?: readonly ColumnSpec[] },
+    request: Omit<ScanRequest, 'batchSize' | 'columns'> & {
+      columns?: readonly ColumnSpec[]
+      boundsOf?: readonly ColumnSpec[] | undefined
+    },
   ): Promise<FileMatches[]> {
     if (request.files.length === 0) return []
-    const prepared = await this.#prepare({ ...request, columns: request.columns ?? [], predicate: undefined })
+    const boundsOf = request.boundsOf ?? []
+    const prepared = await this.#prepare({
+      ...request,
+      columns: [...(request.columns ?? []), ...boundsOf],
+      predicate: undefined,
+    })
     try {
       const cond = request.predicate ? prepared.render(request.predicate) : 'true'
+      const tracked = request.rowTracking !== undefined
+      const hit = sqlIdent(MATCH_COL)
+      const aggregates = [
+        `count(*)`,
+        `list(d.${ROW_COL} ORDER BY d.${ROW_COL}) FILTER (WHERE d.${hit})`,
+        ...(tracked ? [`list(d.${sqlIdent(ROW_ID_COL)} ORDER BY d.${ROW_COL}) FILTER (WHERE d.${hit})`] : []),
+        ...boundsOf.flatMap((c) => {
+          const v = prepared.columnSql(c)
+          return [
+            `min(${v}) FILTER (WHERE d.${hit})`,
+            `max(${v}) FILTER (WHERE d.${hit})`,
+            `count(*) FILTER (WHERE d.${hit} AND ${v} IS NULL)`,
+          ]
+        }),
+      ]
+      // The predicate is evaluated once per row; every aggregate reads its answer.
       const r = await prepared.con.runAndReadAll(
-        `SELECT d.${FILE_COL}, count(*), list(d.${ROW_COL} ORDER BY d.${ROW_COL}) FILTER (WHERE coalesce((${cond}), false)) ` +
-          `${prepared.fromWhere} GROUP BY d.${FILE_COL}`,
+        `SELECT d.${FILE_COL}, ${aggregates.join(', ')} FROM (SELECT d.*, coalesce((${cond}), false) AS ${hit} ` +
+          `${prepared.fromWhere}) d GROUP BY d.${FILE_COL}`,
       )
-      const byPath = new Map<string, { live: number; positions: number[] }>()
-      for (const [file, live, list] of r.getRowsJS()) {
-        byPath.set(String(file), {
-          live: Number(live),
-          positions: Array.isArray(list) ? list.map((p) => Number(p)) : [],
-        })
+      const byPath = new Map<string, Omit<FileMatches, 'key'>>()
+      for (const row of r.getRows()) {
+        const positions = listItems(row[2]).map((p) => Number(p))
+        let k = 3
+        const out: {
+          liveRows: number
+          positions: number[]
+          rowIds?: (bigint | null)[]
+          bounds?: ValueBounds[]
+        } = { liveRows: Number(row[1]), positions }
+        if (tracked) out.rowIds = listItems(row[k++]).map((v) => (v === null ? null : BigInt(v as bigint)))
+        if (boundsOf.length > 0) {
+          out.bounds = boundsOf.map((c) => {
+            const b = {
+              min: toJsValue(row[k] ?? null, c.type),
+              max: toJsValue(row[k + 1] ?? null, c.type),
+              nullCount: Number(row[k + 2]),
+            }
+            k += 3
+            return Object.freeze(b)
+          })
+        }
+        byPath.set(String(row[0]), out)
       }
       return request.files.map((f, i) => {
-        const hit = byPath.get(prepared.paths[i] as string)
-        return Object.freeze({ key: f.key, positions: hit?.positions ?? [], liveRows: hit?.live ?? 0 })
+        const found = byPath.get(prepared.paths[i] as string)
+        return Object.freeze({
+          key: f.key,
+          positions: found?.positions ?? [],
+          liveRows: found?.liveRows ?? 0,
+          ...(tracked ? { rowIds: found?.rowIds ?? [] } : {}),
+          ...(boundsOf.length > 0
+            ? {
+                bounds:
+                  found?.bounds ?? boundsOf.map(() => Object.freeze({ min: null, max: null, nullCount: 0 })),
+              }
+            : {}),
+        })
       })
     } catch (err) {
       throw wrap(err, 'predicate evaluation', request, prepared.paths)
+    } finally {
+      await prepared.release()
+    }
+  }
+
+  async locateRowIds(request: LocateRowIdsRequest): Promise<RowIdLocations> {
+    if (request.files.length === 0) return Object.freeze({ files: [], nullRows: 0 })
+    const idColumn: ColumnSpec = {
+      name: '__delta_rlc_sought_row_id',
+      type: 'long',
+      physicalName: request.rowIdColumn,
+      isPartition: false,
+    }
+    // Every row of the files is looked at: a deletion vector, partition values or a base row id
+    // would change nothing the lookup answers.
+    const prepared = await this.#prepare({
+      files: request.files.map((f) => ({ key: f.key, partitionValues: {} })),
+      columns: [idColumn],
+      signal: request.signal,
+    })
+    try {
+      const con = prepared.con
+      const id = prepared.columnSql(idColumn)
+      await con.run(`CREATE OR REPLACE TEMP TABLE ${sqlIdent(SOUGHT_TABLE)} (id BIGINT)`)
+      const appender = await con.createAppender(SOUGHT_TABLE, 'main', 'temp')
+      const chunks = new ChunkAppender(appender, [BIGINT])
+      for (const v of request.ids) {
+        chunks.set(0, v)
+        chunks.endRow()
+      }
+      chunks.flush()
+      appender.closeSync()
+      const nulls = await con.runAndReadAll(`SELECT count(*) ${prepared.fromWhere} WHERE ${id} IS NULL`)
+      const hits = await con.runAndReadAll(
+        `SELECT d.${FILE_COL}, d.${ROW_COL}, ${id} ${prepared.fromWhere} ` +
+          `SEMI JOIN ${sqlIdent(SOUGHT_TABLE)} s ON s.id = ${id} ORDER BY d.${FILE_COL}, d.${ROW_COL}`,
+      )
+      const byPath = new Map<string, { positions: number[]; ids: bigint[] }>()
+      for (const [file, row, value] of hits.getRows()) {
+        const path = String(file)
+        let acc = byPath.get(path)
+        if (acc === undefined) {
+          acc = { positions: [], ids: [] }
+          byPath.set(path, acc)
+        }
+        acc.positions.push(Number(row))
+        acc.ids.push(BigInt(value as bigint))
+      }
+      return Object.freeze({
+        files: request.files.map((f, i) => {
+          const found = byPath.get(prepared.paths[i] as string)
+          return Object.freeze({ key: f.key, positions: found?.positions ?? [], ids: found?.ids ?? [] })
+        }),
+        nullRows: Number(nulls.getRows()[0]?.[0] ?? 0),
+      })
+    } catch (err) {
+      throw wrap(err, 'row-id lookup', request, prepared.paths)
     } finally {
       await prepared.release()
     }
@@ -224,6 +347,11 @@ interface PreparedQuery {
   columnSql(c: ColumnSpec): string
   render(expr: Expression): string
   release(): Promise<void>
+}
+
+/** The items of a LIST result value (an empty list for NULL, which an empty FILTER gives). */
+function listItems(v: DuckDBValue | undefined): readonly DuckDBValue[] {
+  return v instanceof DuckDBListValue ? v.items : []
 }
 
 function uniqueColumns(cols: readonly ColumnSpec[]): ColumnSpec[] {

@@ -248,14 +248,25 @@ class MergeJob {
       acting('m_nmbs', this.#req.whenNotMatchedBySource),
     ].filter((s) => s !== '')
     const byFile = new Map<number, number[]>()
+    // Row tracking: the stable id of each leaving row too, for conflict reconciliation (Case 5b).
+    const tracking = this.#req.rowTracking !== undefined
+    const idsByFile = new Map<number, (bigint | null)[]>()
     if (parts.length > 0) {
+      const ids = tracking ? ', list(t.__rid ORDER BY q.__pos)' : ''
+      const join = tracking ? ' JOIN m_tgt t ON t.__fidx = q.__fidx AND t.__pos = q.__pos' : ''
       const rows = (
         await this.#con.runAndReadAll(
-          `SELECT __fidx, list(__pos ORDER BY __pos) FROM (${parts.join(' UNION ')}) GROUP BY __fidx`,
+          `SELECT q.__fidx, list(q.__pos ORDER BY q.__pos)${ids} FROM (${parts.join(' UNION ')}) q${join} GROUP BY q.__fidx`,
         )
       ).getRowsJS()
-      for (const [fidx, list] of rows) {
+      for (const [fidx, list, rowIds] of rows) {
         byFile.set(Number(fidx), Array.isArray(list) ? list.map((p) => Number(p)) : [])
+        if (tracking && Array.isArray(rowIds)) {
+          idsByFile.set(
+            Number(fidx),
+            rowIds.map((id) => (id === null || id === undefined ? null : BigInt(id as bigint))),
+          )
+        }
       }
     }
     const live = new Map<number, number>()
@@ -269,6 +280,7 @@ class MergeJob {
         key: f.key,
         positions: Object.freeze(byFile.get(i) ?? []),
         liveRows: live.get(i) ?? 0,
+        ...(tracking ? { rowIds: Object.freeze(idsByFile.get(i) ?? []) } : {}),
       }),
     )
   }

@@ -132,6 +132,50 @@ export interface FileMatches {
   readonly positions: readonly number[]
   /** Live rows in the file (rows not hidden by its DV). */
   readonly liveRows: number
+  /**
+   * With `rowTracking` in the request: the stable row id of each row of `positions`, in the same
+   * order (as a row-tracking scan computes it; null only where neither a materialized value nor
+   * the file's `baseRowId` exists).
+   */
+  readonly rowIds?: readonly (bigint | null)[] | undefined
+  /** With `boundsOf` in the request: per column of it, in order, the bounds of the matching rows. */
+  readonly bounds?: readonly ValueBounds[] | undefined
+}
+
+/**
+ * The smallest and largest non-null value of a column among some rows, in the row representation
+ * of {@link DataPlane} (both null when every value is null or there is no row), and how many of
+ * the rows hold null.
+ */
+export interface ValueBounds {
+  readonly min: unknown
+  readonly max: unknown
+  readonly nullCount: number
+}
+
+/** What {@link DataPlane.locateRowIds} looks for. */
+export interface LocateRowIdsRequest {
+  /** The files to search, read whole (deletion vectors are not applied; partition values unused). */
+  readonly files: readonly DataFileRef[]
+  /** The physical name of the materialized row-id column. */
+  readonly rowIdColumn: string
+  /** The row ids sought, ascending and distinct. */
+  readonly ids: BigInt64Array
+  readonly signal?: AbortSignal | undefined
+}
+
+/** Where sought row ids are, and whether the files carry the column everywhere. */
+export interface RowIdLocations {
+  /** Per request file, in request order: the positions holding a sought id, and those ids. */
+  readonly files: readonly {
+    readonly key: string
+    /** Ascending physical positions of rows whose materialized id is sought. */
+    readonly positions: readonly number[]
+    /** The id at each position. */
+    readonly ids: readonly bigint[]
+  }[]
+  /** Rows (of all files) whose materialized id is null, or that lack the column. */
+  readonly nullRows: number
 }
 
 /**
@@ -157,6 +201,15 @@ export interface DataPlane {
   count(request: Omit<ScanRequest, 'batchSize'>): Promise<number>
   /** For each file, the physical positions of live rows that satisfy the predicate. */
   matchPositions(
-    request: Omit<ScanRequest, 'batchSize' | 'columns'> & { columns?: readonly ColumnSpec[] },
+    request: Omit<ScanRequest, 'batchSize' | 'columns'> & {
+      columns?: readonly ColumnSpec[]
+      /** Columns whose bounds among the matching rows each file's answer carries. */
+      boundsOf?: readonly ColumnSpec[] | undefined
+    },
   ): Promise<FileMatches[]>
+  /**
+   * Finds rows by the value of their materialized row-id column, reading only that column: the
+   * positions of the sought ids in each file, and how many rows have no value there.
+   */
+  locateRowIds(request: LocateRowIdsRequest): Promise<RowIdLocations>
 }

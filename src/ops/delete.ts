@@ -5,7 +5,7 @@ import { canWriteDeletionVectors } from '../protocol/table-features.js'
 import { pruneFiles } from '../scan/prune-files.js'
 import { checkRowCopyingSupported, rowTrackingToPreserve } from '../txn/row-copying.js'
 import type { OperationContext, PreparedOperation } from '../txn/staged-operation.js'
-import { matchRows, removeRows } from './dml-support.js'
+import { matchRows, removedRowIdsOf, removeRows } from './dml-support.js'
 
 /**
  * DELETE: removes the rows matching `where` (every row when absent).
@@ -36,10 +36,12 @@ export async function buildDelete(
   if (data !== undefined && !canWriteDeletionVectors(snap.protocol, snap.metadata)) {
     checkRowCopyingSupported(snap, 'DELETE', { preservesRowIds: true })
   }
-  const removal =
-    data === undefined
-      ? await removeRows(ctx, [], candidates)
-      : await removeRows(ctx, await matchRows(ctx, candidates, predicate))
+  const touched = data === undefined ? [] : await matchRows(ctx, candidates, predicate)
+  const removal = data === undefined ? await removeRows(ctx, [], candidates) : await removeRows(ctx, touched)
+  const removedRowIds =
+    rowTrackingToPreserve(snap) === undefined
+      ? undefined
+      : removedRowIdsOf(touched, { wholeFiles: data === undefined ? candidates : [] })
   return {
     operation: 'DELETE',
     // Recorded as text, as Spark does: the caller's text, or an expression tree printed back.
@@ -56,5 +58,6 @@ export async function buildDelete(
     },
     changesData: true,
     preservesRowIds: rowTrackingToPreserve(snap) !== undefined,
+    removedRowIds,
   }
 }

@@ -1,9 +1,28 @@
+import { type RemovedRowIds, type RemovedRows, removedRows } from '../conflict/case5b-removed-rows.js'
 import { initDeletionVectors } from '../dv/index.js'
 import { RoaringBitmapArray } from '../dv/roaring-bitmap-array.js'
-import type { DataFileRef } from '../engine/data-plane.js'
+import type { ColumnSpec, DataFileRef, ValueBounds } from '../engine/data-plane.js'
 import type { WrittenFile } from '../engine/data-writer.js'
 import { InvalidArgumentError, UnsupportedError } from '../errors/index.js'
-import { columnsOf, type Expression } from '../expressions/ast.js'
+import {
+  and,
+  col,
+  columnsOf,
+  conjunction,
+  dateLiteral,
+  decimalLiteral,
+  disjunction,
+  type Expression,
+  floatingLiteral,
+  ge,
+  integralLiteral,
+  isNull,
+  le,
+  lit,
+  stringLiteral,
+  timestampLiteral,
+  timestampNtzLiteral,
+} from '../expressions/ast.js'
 import { parseExpression } from '../expressions/parse-predicate.js'
 import type { Action, AddFile, DeletionVectorDescriptor } from '../protocol/actions.js'
 import { tombstoneOf, withNewDeletionVector } from '../protocol/file-action-rewrites.js'
@@ -27,6 +46,13 @@ export interface TouchedFile {
   readonly positions: readonly number[]
   /** Live rows of the file at read time. */
   readonly liveRows: number
+  /**
+   * On a table with row tracking enabled: the stable row id of each row of `positions`, read by
+   * the same scan that matched them.
+   */
+  readonly rowIds?: readonly (bigint | null)[] | undefined
+  /** With `rowIds`: bounds on the values of the rows that leave, for conflict-time pruning. */
+  readonly bounds?: Expression | undefined
 }
 
 /** What removing rows from files produced. */
@@ -66,18 +92,138 @@ export async function matchRows(
 ): Promise<TouchedFile[]> {
   if (candidates.length === 0) return []
   const refs = await dataFileRefs(ctx.engine, candidates, ctx.signal)
+  const columns = columnSpecs(ctx.snapshot, undefined)
+  // Row tracking enabled: the same scan keeps the stable ids of the matched rows and bounds on
+  // their values, which a conflict with a relocating OPTIMIZE needs (Case 5b); no extra read.
+  const rowTracking = rowTrackingToPreserve(ctx.snapshot)
+  const boundsOf = rowTracking === undefined ? [] : boundedColumns(columns)
   const matches = await ctx.engine.data.matchPositions({
     files: refs,
     predicate,
-    predicateColumns: columnSpecs(ctx.snapshot, undefined),
+    predicateColumns: columns,
     signal: ctx.signal,
+    ...(rowTracking === undefined ? {} : { rowTracking, boundsOf }),
   })
   const touched: TouchedFile[] = []
   for (const [i, m] of matches.entries()) {
     if (m.positions.length === 0) continue
-    touched.push({ file: candidates[i]!, ref: refs[i]!, positions: m.positions, liveRows: m.liveRows })
+    const t: TouchedFile = {
+      file: candidates[i]!,
+      ref: refs[i]!,
+      positions: m.positions,
+      liveRows: m.liveRows,
+    }
+    touched.push(
+      m.rowIds === undefined ? t : { ...t, rowIds: m.rowIds, bounds: boundsPredicate(boundsOf, m.bounds) },
+    )
   }
   return touched
+}
+
+/** At most this many columns bound the rows a DML removes (Delta collects stats on 32 by default). */
+const MAX_BOUNDED_COLUMNS = 32
+
+/** Data columns whose min/max statistics can exclude a file: top-level, ordered primitive types. */
+function boundedColumns(columns: readonly ColumnSpec[]): ColumnSpec[] {
+  const ordered = new Set([
+    'byte',
+    'short',
+    'integer',
+    'long',
+    'float',
+    'double',
+    'date',
+    'timestamp',
+    'timestamp_ntz',
+    'string',
+  ])
+  return columns
+    .filter(
+      (c) =>
+        !c.isPartition && typeof c.type === 'string' && (ordered.has(c.type) || c.type.startsWith('decimal')),
+    )
+    .slice(0, MAX_BOUNDED_COLUMNS)
+}
+
+/**
+ * A predicate every row with these bounds satisfies: per column `c BETWEEN min AND max`, or-ed
+ * with `c IS NULL` where some value is null. A column whose bounds cannot be written as a
+ * literal (NaN) is left out: leaving a column out only admits more files.
+ */
+function boundsPredicate(
+  columns: readonly ColumnSpec[],
+  bounds: readonly ValueBounds[] | undefined,
+): Expression {
+  const parts: Expression[] = []
+  columns.forEach((c, k) => {
+    const b = bounds?.[k]
+    if (b === undefined) return
+    const nulls = b.nullCount > 0 ? [isNull(col(c.name))] : []
+    if (b.min === null || b.max === null) {
+      if (nulls.length > 0) parts.push(nulls[0]!)
+      return
+    }
+    const low = literalOf(c.type, b.min)
+    const high = literalOf(c.type, b.max)
+    if (low === undefined || high === undefined) return
+    parts.push(disjunction([and(ge(col(c.name), low), le(col(c.name), high)), ...nulls]))
+  })
+  return parts.length === 0 ? lit(true) : conjunction(parts)
+}
+
+/** A literal of a value in the data plane's row representation, or undefined when it has none. */
+function literalOf(type: ColumnSpec['type'], v: unknown): Expression | undefined {
+  try {
+    switch (type) {
+      case 'byte':
+      case 'short':
+      case 'integer':
+      case 'long':
+        return typeof v === 'bigint' || typeof v === 'number' ? integralLiteral(type, v) : undefined
+      case 'float':
+      case 'double':
+        return typeof v === 'number' && Number.isFinite(v) ? floatingLiteral(type, v) : undefined
+      case 'date':
+        return typeof v === 'string' ? dateLiteral(v) : undefined
+      case 'timestamp':
+        return typeof v === 'string' ? timestampLiteral(v) : undefined
+      case 'timestamp_ntz':
+        return typeof v === 'string' ? timestampNtzLiteral(v) : undefined
+      case 'string':
+        return typeof v === 'string' ? stringLiteral(v) : undefined
+      default:
+        return typeof v === 'string' ? decimalLiteral(v) : undefined
+    }
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * What a DML keeps of the rows it takes out, for Case 5b: per touched file the stable ids of the
+ * rows leaving it (all its live rows when every one leaves) and their bounds. Undefined when the
+ * table does not enable row tracking, or some file's rows were not read with their ids (a file
+ * removed whole unread): the DML then cannot be reconciled with a relocation, and aborts.
+ *
+ * @param touched - the files and rows the DML takes out
+ * @param options - files removed whole without being read, and how many rows of the DML's new
+ *   files carry a preserved id
+ * @returns the record, or undefined
+ */
+export function removedRowIdsOf(
+  touched: readonly TouchedFile[],
+  options: { readonly wholeFiles?: readonly AddFile[]; readonly preservedImageRows?: number } = {},
+): RemovedRowIds | undefined {
+  if ((options.wholeFiles?.length ?? 0) > 0) return undefined
+  const files = new Map<string, RemovedRows>()
+  for (const t of touched) {
+    if (t.positions.length === 0) continue
+    if (t.rowIds === undefined || t.rowIds.length !== t.positions.length) return undefined
+    const rows = removedRows(t.rowIds, t.positions.length >= t.liveRows, t.bounds ?? lit(true))
+    if (rows === undefined) return undefined
+    files.set(t.file.path, rows)
+  }
+  return Object.freeze({ files, preservedImageRows: options.preservedImageRows ?? 0 })
 }
 
 /**

@@ -10,7 +10,7 @@ import { pruneFiles } from '../scan/prune-files.js'
 import { checkFilesTrackRows } from '../scan/row-tracking-scan.js'
 import { checkRowCopyingSupported, rowTrackingToPreserve } from '../txn/row-copying.js'
 import type { OperationContext, PreparedOperation } from '../txn/staged-operation.js'
-import { checkNotAppendOnly, replaceRows, type TouchedFile } from './dml-support.js'
+import { checkNotAppendOnly, removedRowIdsOf, replaceRows, type TouchedFile } from './dml-support.js'
 import { type MergeOptions, type MergePlan, planMerge } from './merge-clauses.js'
 import { captureMergeReadSet, sourceKeyPredicate } from './merge-source-keys.js'
 import { writeTargetOf } from './write-support.js'
@@ -96,7 +96,13 @@ export async function buildMerge(
   const touched: TouchedFile[] = []
   for (const [i, m] of result.files.entries()) {
     if (m.positions.length > 0) {
-      touched.push({ file: files[i]!, ref: refs[i]!, positions: m.positions, liveRows: m.liveRows })
+      touched.push({
+        file: files[i]!,
+        ref: refs[i]!,
+        positions: m.positions,
+        liveRows: m.liveRows,
+        ...(m.rowIds === undefined ? {} : { rowIds: m.rowIds }),
+      })
     }
   }
   // New rows first: a value that does not fit its column fails here, before any DV is written.
@@ -141,6 +147,12 @@ export async function buildMerge(
     }),
     changesData: true,
     preservesRowIds: rowTracking !== undefined,
+    removedRowIds:
+      rowTracking === undefined
+        ? undefined
+        : removedRowIdsOf(touched, {
+            preservedImageRows: (result.rowIds ?? []).filter((id) => id !== null).length,
+          }),
   }
 }
 

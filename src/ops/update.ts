@@ -7,7 +7,13 @@ import { pruneFiles } from '../scan/prune-files.js'
 import { checkFilesTrackRows } from '../scan/row-tracking-scan.js'
 import { checkRowCopyingSupported, rowTrackingToPreserve } from '../txn/row-copying.js'
 import type { OperationContext, PreparedOperation } from '../txn/staged-operation.js'
-import { checkNotAppendOnly, matchRows, parseAssignments, replaceRows } from './dml-support.js'
+import {
+  checkNotAppendOnly,
+  matchRows,
+  parseAssignments,
+  removedRowIdsOf,
+  replaceRows,
+} from './dml-support.js'
 import { writeTargetOf } from './write-support.js'
 
 /** Options of an UPDATE. */
@@ -98,6 +104,10 @@ export async function buildUpdate(ctx: OperationContext, options: UpdateOptions)
     ),
     changesData: true,
     preservesRowIds: rowTracking !== undefined,
+    removedRowIds:
+      rowTracking === undefined
+        ? undefined
+        : removedRowIdsOf(touched, { preservedImageRows: images.reduce((n, f) => n + f.numRecords, 0) }),
   }
 }
 

@@ -52,6 +52,11 @@ export const RECONCILIATION_WORDS: Readonly<Record<ReconciliationKind, Omit<Glos
         'a Z-order OPTIMIZE lost the race to a delete: the deleted rows are deleted where the Z-order moved them',
       anchor: '#case-5',
     },
+    'case5b-zorder-reverse': {
+      words:
+        'a delete or update lost the race to a reordering compaction: its rows are found by row id where the compaction moved them, and deleted there',
+      anchor: '#case-5',
+    },
     'case6-merge-rows': {
       words:
         'two MERGEs ran at once: none of the rows the other one inserted, updated or deleted is a row this one read',

@@ -30,6 +30,7 @@ import type { FileMeta } from '../storage/object-store.js'
 import { appendAll } from '../util/arrays.js'
 import { mapLimit } from '../util/map-limit.js'
 import { backoffDelay, type CommitRetryPolicy } from './commit-options.js'
+import { loadRowIdLookups } from './conflict-row-id-lookups.js'
 import { loadRowReads } from './conflict-row-reads.js'
 import { type InCommitTimestampPlan, nextInCommitTimestamp, stampActions } from './in-commit-timestamps.js'
 
@@ -391,7 +392,12 @@ async function fetchFacts(
     const any = matches[i]
     if (any !== undefined) rowMatches.set(q.key, any)
   })
-  if (plan.rowReads === undefined || plan.rowReads.length === 0) return { deletionVectors, rowMatches }
+  const rowIdLookups =
+    plan.rowIdLookups === undefined || plan.rowIdLookups.length === 0
+      ? {}
+      : { rowIdLookups: await loadRowIdLookups(engine, plan.rowIdLookups, signal) }
+  if (plan.rowReads === undefined || plan.rowReads.length === 0)
+    return { deletionVectors, rowMatches, ...rowIdLookups }
   const rowReads = await loadRowReads(
     engine,
     columns,
@@ -399,7 +405,7 @@ async function fetchFacts(
     (dv) => loadDv(engine, cache, dv, signal),
     signal,
   )
-  return { deletionVectors, rowMatches, rowReads }
+  return { deletionVectors, rowMatches, rowReads, ...rowIdLookups }
 }
 
 function sleep(ms: number, signal?: AbortSignal): Promise<void> {

@@ -1,4 +1,5 @@
 import type { RelocationCapture } from '../conflict/case5a-capture.js'
+import type { RemovedRowIds } from '../conflict/case5b-removed-rows.js'
 import type { MergeReadSet } from '../conflict/case6-merge-read-set.js'
 import type { ConflictFlags } from '../conflict/flags.js'
 import type { Engine } from '../engine/engine.js'
@@ -81,6 +82,11 @@ export interface PreparedOperation {
   readonly preservesRowIds?: boolean | undefined
   /** A permuting OPTIMIZE's own permutation (Z-order), which Case 5a remaps through. */
   readonly relocation?: RelocationCapture | undefined
+  /**
+   * On a table with row tracking enabled, what a DML kept of the rows it takes out (their stable
+   * ids and value bounds), for reconciling it with a relocating OPTIMIZE that wins (Case 5b).
+   */
+  readonly removedRowIds?: RemovedRowIds | undefined
 }
 
 /**

@@ -357,6 +357,7 @@ export class TransactionCore {
       protocol: snap.protocol,
       rowTracking: rowIds.read,
       relocation: this.#staged.find((s) => s.relocation !== undefined)?.relocation,
+      removedRowIds: this.#staged.find((s) => s.removedRowIds !== undefined)?.removedRowIds,
     })
     const commitInfo: CommitInfo = {
       timestamp: BigInt(Date.now()),

@@ -29,6 +29,7 @@ describe('parseConflictFlags', () => {
       optimizeReconciliation: true,
       optimizeReverseReconciliation: true,
       optimizeZOrderReconciliation: true,
+      optimizeZOrderReverseReconciliation: true,
       mergeSourceKeyReadPredicate: true,
       mergeRowLevelConflicts: true,
     })
@@ -43,6 +44,7 @@ describe('parseConflictFlags', () => {
     ['optimize.conflictReconciliation.enabled', 'optimizeReconciliation'],
     ['optimize.conflictReconciliation.reverse.enabled', 'optimizeReverseReconciliation'],
     ['optimize.zorder.conflictReconciliation.enabled', 'optimizeZOrderReconciliation'],
+    ['optimize.zorder.conflictReconciliation.reverse.enabled', 'optimizeZOrderReverseReconciliation'],
     ['merge.sourceKeyReadPredicate.enabled', 'mergeSourceKeyReadPredicate'],
     ['merge.rowLevelConflicts.enabled', 'mergeRowLevelConflicts'],
   ]
@@ -72,6 +74,21 @@ describe('parseConflictFlags', () => {
     })
     assert.equal(flags.valueExactMaxBytes, 0)
     assert.equal(flags.mergeSourceKeyInSetThreshold, 5)
+  })
+
+  it('parses the Case 5b budgets, 0 meaning no bound', () => {
+    const flags = parseConflictFlags({
+      'optimize.zorder.conflictReconciliation.reverse.maxRowIds': '0',
+      'optimize.zorder.conflictReconciliation.reverse.maxCandidateFiles': 7,
+      'optimize.zorder.conflictReconciliation.reverse.maxIdColumnBytes': 1024,
+      'spark.databricks.delta.optimize.zorder.conflictReconciliation.reverse.maxMillis': '250',
+    })
+    assert.equal(flags.zOrderReverseMaxRowIds, 0)
+    assert.equal(flags.zOrderReverseMaxCandidateFiles, 7)
+    assert.equal(flags.zOrderReverseMaxIdColumnBytes, 1024)
+    assert.equal(flags.zOrderReverseMaxMillis, 250)
+    assert.equal(DEFAULT_CONFLICT_FLAGS.zOrderReverseMaxCandidateFiles, 1000)
+    assert.equal(DEFAULT_CONFLICT_FLAGS.zOrderReverseMaxMillis, 2000)
   })
 
   it('rejects an unknown key and lists the valid ones', () => {

@@ -1,0 +1,361 @@
+/**
+ * Case 5b (design beyond-rlc 7.5): a DML on a table with row tracking enabled loses to an
+ * OPTIMIZE that relocated the files it took rows out of, in any order (Z-order, clustering, or a
+ * bin-pack without Case 4 tags). The DML kept the stable ids of those rows as it scanned them
+ * ({@link RemovedRowIds}); they are found again in the winner's outputs by reading only the
+ * outputs' materialized row-id column, and masked there with a deletion vector. The DML's own
+ * `remove`/`add` of each relocated file is dropped; its new files (updated images) stay.
+ *
+ * Refused, with the file-level checks then aborting, unless every rule of design 7.7 holds:
+ * - P1/S1: deletion vectors writable, row tracking enabled with a materialized row-id column
+ *   named, on the table the DML read (a winner that changes the metadata aborts earlier);
+ * - S2: the winner is a pure relocation: every file action `dataChange=false`, no path both
+ *   removed and added (a backfill re-adds paths), no metadata, protocol, `cdc` or `txn`, and no
+ *   domain other than `delta.rowTracking` and `delta.clustering`;
+ * - S3: its outputs carry no deletion vector and hold exactly the live rows of its sources
+ *   (`numRecords`);
+ * - S6: it declares `delta.rowTracking.preserved=true`;
+ * - S4/S12: it removed each relocated file under the deletion vector the DML's `remove` names
+ *   (the DML's read, or the post-image a Case 2 union left there);
+ * - the DML took rows out of each relocated file by a deletion vector or by removing it whole,
+ *   and kept their ids (all live rows for a whole removal);
+ * - S8: the budgets of design 7.6 (sought ids, candidate outputs, id-column bytes, time), each a
+ *   numeric conflicts option (`optimize.zorder.conflictReconciliation.reverse.max*`); a refusal
+ *   past one starts with {@link CASE5B_BUDGET_EXCEEDED} and names the option;
+ * - S5: every sought id is found exactly once among the candidate outputs, and no candidate has
+ *   a row without a materialized id;
+ * - id conservation: the DML's images carrying a preserved id are no more than the ids taken out.
+ * Candidate outputs are the winner's outputs whose statistics admit the bounds of the rows sought
+ * from at least one relocated file: pruning only excludes, and an id then not found aborts.
+ */
+import { RoaringBitmapArray } from '../dv/roaring-bitmap-array.js'
+import { disjunction, type Expression, lit } from '../expressions/ast.js'
+import { type Action, type AddFile, isAdd, isRemove, type RemoveFile } from '../protocol/actions.js'
+import { tombstoneOf, withNewDeletionVector } from '../protocol/file-action-rewrites.js'
+import {
+  ROW_TRACKING_DOMAIN,
+  ROW_TRACKING_PRESERVED_TAG,
+  rowTrackingState,
+} from '../protocol/row-tracking.js'
+import { parseStats } from '../protocol/stats.js'
+import type { RemovedRows } from './case5b-removed-rows.js'
+import { newDeletionVectorDescriptor, sameDeletionVector } from './deletion-vectors.js'
+import { type FetchPlan, FetchPlanBuilder, type RowIdLookup } from './fetched-facts.js'
+import { indexFileActions } from './file-actions.js'
+import {
+  deletionVectorsWritable,
+  noDeletionVectors,
+  type PhaseInput,
+  type PhaseOutcome,
+  type PlanInput,
+  type RowLevelPhase,
+  unchanged,
+} from './phase.js'
+import { createReadMatcher } from './read-matcher.js'
+import { type NewDeletionVector, reconciliation } from './reconciliation.js'
+import { type TransactionInfo, withActions, withoutReadFiles, withRemovedRowIds } from './transaction-info.js'
+import type { WinningCommitSummary } from './winning-commit.js'
+
+/** The prefix of every refusal past a budget, which the abort's message carries. */
+export const CASE5B_BUDGET_EXCEEDED = 'Case 5b budget exceeded'
+
+/** Domains a pure relocation may write (the id high-water mark, the clustering columns). */
+const RELOCATION_DOMAINS: ReadonlySet<string> = new Set([ROW_TRACKING_DOMAIN, 'delta.clustering'])
+
+/** What a reverse lookup needs, derived the same way by the plan and by the reconcile. */
+interface Setup {
+  /** The relocated files the transaction took rows out of. */
+  readonly touched: readonly string[]
+  readonly sources: ReadonlyMap<string, RemoveFile>
+  readonly outputs: ReadonlyMap<string, AddFile>
+  /** The rows sought in each touched file. */
+  readonly sought: ReadonlyMap<string, RemovedRows>
+  readonly candidates: readonly AddFile[]
+  /** Every sought id, ascending and distinct. */
+  readonly ids: BigInt64Array
+  readonly lookup: RowIdLookup
+}
+
+/**
+ * Everything Case 5b checks before it reads a row, as a setup or as the reason it refuses.
+ * `undefined` when the phase does not apply at all (flag off, no relocated file touched).
+ */
+function setUp(input: PlanInput): Setup | { refused: string; path: string } | undefined {
+  const { txn, winner, flags } = input
+  if (!flags.optimizeZOrderReverseReconciliation) return undefined
+  // A transaction that changes no data took no rows out; Case 5a speaks for an OPTIMIZE.
+  if (!txn.actions.some((a) => (isAdd(a) && a.add.dataChange) || (isRemove(a) && a.remove.dataChange))) {
+    return undefined
+  }
+  const own = indexFileActions(txn.actions)
+  const touched = [...winner.removedPaths].filter((p) => own.touched.has(p))
+  if (touched.length === 0) return undefined
+  const first = touched[0]!
+  const refuse = (refused: string, path = first) => ({ refused, path })
+
+  const state = rowTrackingState(txn.protocol, txn.metadata)
+  const column = state.materializedRowIdColumn
+  if (!state.enabled || state.suspended || column === undefined) {
+    return refuse('row tracking is not enabled on the table with a materialized row-id column')
+  }
+  const relocation = asPureRelocation(winner)
+  if (typeof relocation === 'string') return refuse(relocation)
+  const removed = txn.removedRowIds
+  if (removed === undefined) return refuse('this transaction kept no row ids of the rows it takes out')
+
+  const sought = new Map<string, RemovedRows>()
+  let total = 0
+  for (const path of touched) {
+    const rows = removed.files.get(path)
+    const ownAdd = own.adds.get(path)
+    const ownRemove = own.removes.get(path)
+    if (rows === undefined || ownRemove === undefined || !ownRemove.dataChange) {
+      return refuse('this transaction took rows out of a relocated file without keeping their ids', path)
+    }
+    const whole = ownAdd === undefined
+    if (whole ? !rows.whole : ownAdd.deletionVector === undefined) {
+      return refuse(
+        'this transaction changed a relocated file other than through a deletion vector or a whole removal',
+        path,
+      )
+    }
+    if (!sameDeletionVector(relocation.sources.get(path)!.deletionVector, ownRemove.deletionVector)) {
+      return refuse('the OPTIMIZE read another deletion vector of the file than this transaction', path)
+    }
+    sought.set(path, rows)
+    total += rows.ids.length
+  }
+  const over = (n: number, bound: number) => bound > 0 && n > bound
+  if (over(total, flags.zOrderReverseMaxRowIds)) {
+    return refuse(
+      `${CASE5B_BUDGET_EXCEEDED}: ${total} row ids sought, more than ${flags.zOrderReverseMaxRowIds} (maxRowIds)`,
+    )
+  }
+
+  const bounds: Expression = disjunction([...sought.values()].map((r) => r.bounds))
+  const matcher = createReadMatcher(txn.metadata)
+  const candidates = [...relocation.outputs.values()].filter((o) => matcher.statsMayMatch(bounds, o))
+  if (over(candidates.length, flags.zOrderReverseMaxCandidateFiles)) {
+    return refuse(
+      `${CASE5B_BUDGET_EXCEEDED}: ${candidates.length} OPTIMIZE outputs may hold the rows, more than ${flags.zOrderReverseMaxCandidateFiles} (maxCandidateFiles)`,
+    )
+  }
+  let bytes = 0
+  for (const o of candidates) bytes += 8 * Number(parseStats(o.stats)?.numRecords ?? 0n)
+  if (over(bytes, flags.zOrderReverseMaxIdColumnBytes)) {
+    return refuse(
+      `${CASE5B_BUDGET_EXCEEDED}: the row-id column of those outputs holds ${bytes} bytes, more than ${flags.zOrderReverseMaxIdColumnBytes} (maxIdColumnBytes)`,
+    )
+  }
+  const ids = unionOfIds([...sought.values()].map((r) => r.ids))
+  if (ids.length !== total) return refuse('the same row id is taken out of two relocated files')
+  const lookup: RowIdLookup = Object.freeze({
+    key: `case5b:${winner.version}`,
+    files: Object.freeze(candidates),
+    rowIdColumn: column,
+    ids,
+    maxMillis: flags.zOrderReverseMaxMillis,
+  })
+  return {
+    touched,
+    sources: relocation.sources,
+    outputs: relocation.outputs,
+    sought,
+    candidates,
+    ids,
+    lookup,
+  }
+}
+
+/** A winner read as a pure relocation: its sources and outputs, or why it is not one. */
+function asPureRelocation(
+  winner: WinningCommitSummary,
+): { sources: Map<string, RemoveFile>; outputs: Map<string, AddFile> } | string {
+  if (winner.removedFiles.length === 0 || winner.addedFiles.length === 0)
+    return 'the winner relocated no rows'
+  const tags = winner.commitInfo?.tags
+  const preserved =
+    tags !== null && typeof tags === 'object'
+      ? (tags as Record<string, unknown>)[ROW_TRACKING_PRESERVED_TAG]
+      : undefined
+  if (preserved !== 'true') {
+    return `the winner does not declare ${ROW_TRACKING_PRESERVED_TAG}=true`
+  }
+  if (
+    winner.protocol !== undefined ||
+    winner.metadataUpdates.length > 0 ||
+    winner.appLevelTransactions.length > 0 ||
+    winner.actions.some((a) => 'cdc' in a) ||
+    winner.domainMetadata.some((d) => !RELOCATION_DOMAINS.has(d.domain))
+  ) {
+    return 'the winner writes more than relocated rows'
+  }
+  const sources = new Map<string, RemoveFile>()
+  let sourceRows = 0n
+  for (const r of winner.removedFiles) {
+    if (sources.has(r.path) || r.dataChange) return 'the winner writes more than relocated rows'
+    const n = parseStats(r.stats)?.numRecords
+    if (n === undefined) return 'a file the winner relocated has no row count'
+    sourceRows += n - (r.deletionVector?.cardinality ?? 0n)
+    sources.set(r.path, r)
+  }
+  const outputs = new Map<string, AddFile>()
+  let outputRows = 0n
+  for (const f of winner.addedFiles) {
+    if (outputs.has(f.path) || sources.has(f.path) || f.dataChange)
+      return 'the winner writes more than relocated rows'
+    if (f.deletionVector !== undefined && f.deletionVector.cardinality > 0n) {
+      return 'an output of the winner already has a deletion vector'
+    }
+    const n = parseStats(f.stats)?.numRecords
+    if (n === undefined) return 'an output of the winner has no row count'
+    outputRows += n
+    outputs.set(f.path, f)
+  }
+  if (sourceRows !== outputRows) return 'the winner does not hold exactly the live rows it relocated'
+  return { sources, outputs }
+}
+
+/**
+ * The lookup Case 5b asks the loop for: the candidate outputs' id column, searched for every id
+ * the transaction took out of a relocated file. Nothing when the phase refuses before reading.
+ *
+ * @param input - the transaction, the winner and the flags
+ * @returns the plan
+ */
+function planZOrderReverse(input: PlanInput): FetchPlan {
+  const plan = new FetchPlanBuilder()
+  const setup = setUp(input)
+  if (setup !== undefined && !('refused' in setup)) plan.rowIdLookup(setup.lookup)
+  return plan.build()
+}
+
+/**
+ * Runs Case 5b against one winner.
+ *
+ * @param input - the transaction, the winner, the flags and the loaded facts
+ * @returns the rewritten transaction and the resolved paths, or the unchanged transaction
+ */
+function reconcileZOrderReverse(input: PhaseInput): PhaseOutcome {
+  const { txn, winner, fetched } = input
+  const setup = setUp(input)
+  if (setup === undefined) return unchanged(txn)
+  if ('refused' in setup) return unchanged(txn, new Map([[setup.path, setup.refused]]))
+  const { touched, ids } = setup
+  const refuse = (reason: string, path = touched[0]!): PhaseOutcome =>
+    unchanged(txn, new Map([[path, reason]]))
+  if (!deletionVectorsWritable(txn)) return unchanged(txn, noDeletionVectors(touched))
+
+  const removed = txn.removedRowIds!
+  let takenOut = 0
+  for (const r of removed.files.values()) takenOut += r.ids.length
+  if (removed.preservedImageRows > takenOut) {
+    return refuse("this transaction's new files carry more preserved row ids than the rows it took out")
+  }
+
+  const answer = fetched.rowIdLookups?.get(setup.lookup.key)
+  if (answer === undefined) return refuse("the OPTIMIZE outputs' row ids were not read")
+  if (answer.kind === 'timed-out') {
+    return refuse(
+      `${CASE5B_BUDGET_EXCEEDED}: finding the row ids took more than ${answer.maxMillis} ms (maxMillis)`,
+    )
+  }
+  if (answer.nullRows > 0) {
+    return refuse(`${answer.nullRows} rows of the OPTIMIZE outputs have no materialized row id`)
+  }
+  // Every sought id exactly once (S5): the answer holds only sought ids, so as many distinct hits
+  // as ids sought is a one-to-one match.
+  const rowsByOutput = new Map<string, number[]>()
+  const found = new BigInt64Array(ids.length)
+  let hits = 0
+  for (const o of setup.candidates) {
+    const inFile = answer.files.get(o.path)
+    if (inFile === undefined || inFile.positions.length === 0) continue
+    if (hits + inFile.ids.length > ids.length)
+      return refuse('a row id was found more than once in the OPTIMIZE outputs')
+    for (const id of inFile.ids) found[hits++] = id
+    rowsByOutput.set(o.path, [...inFile.positions])
+  }
+  if (hits !== ids.length) {
+    return refuse(
+      `${ids.length - hits} of the ${ids.length} row ids sought are not in the OPTIMIZE outputs that may hold them`,
+    )
+  }
+  found.sort()
+  for (let i = 0; i < hits; i++) {
+    if (found[i] !== ids[i]) return refuse('a row id was found more than once in the OPTIMIZE outputs')
+  }
+
+  const own = indexFileActions(txn.actions)
+  const deletionTimestamp = own.removes.get(touched[0]!)!.deletionTimestamp
+  const appended: Action[] = []
+  const created: NewDeletionVector[] = []
+  const masked = new Map<string, RemovedRows>()
+  for (const [path, rows] of rowsByOutput) {
+    const output = setup.outputs.get(path)!
+    // The output has no deletion vector (S3): the masked positions are all of it.
+    const bitmap = RoaringBitmapArray.fromSorted(rows)
+    const descriptor = newDeletionVectorDescriptor(bitmap)
+    appended.push(Object.freeze({ remove: tombstoneOf(output, deletionTimestamp, true) }))
+    appended.push(Object.freeze({ add: withNewDeletionVector(output, descriptor, true) }))
+    created.push(
+      Object.freeze({ dataFilePath: path, descriptor, bitmap, createdBy: 'case5b-zorder-reverse' as const }),
+    )
+    masked.set(
+      path,
+      Object.freeze({ ids: sortedIds(answer.files.get(path)!.ids), whole: false, bounds: lit(true) }),
+    )
+  }
+  const relocated = new Set(touched)
+  const kept = txn.actions.filter(
+    (a) => !((isAdd(a) && relocated.has(a.add.path)) || (isRemove(a) && relocated.has(a.remove.path))),
+  )
+  const sources = [...setup.sources.keys()]
+  let rewritten: TransactionInfo = withoutReadFiles(withActions(txn, [...kept, ...appended]), sources)
+  // The rows now leave through the outputs' deletion vectors: a later relocation of an output is
+  // looked up by the ids masked in it (S12).
+  const files = new Map(removed.files)
+  for (const p of touched) files.delete(p)
+  for (const [p, rows] of masked) files.set(p, rows)
+  rewritten = withRemovedRowIds(
+    rewritten,
+    Object.freeze({ files, preservedImageRows: removed.preservedImageRows }),
+  )
+  return Object.freeze({
+    txn: rewritten,
+    // A relocation changes no logical content: the transaction's reads and writes do not depend on it.
+    resolvedPaths: Object.freeze([...sources, ...setup.outputs.keys()]),
+    reconciliation: reconciliation('case5b-zorder-reverse', winner, { files: touched, rows: ids.length }),
+    newDeletionVectors: Object.freeze(created),
+    refusals: new Map<string, string>(),
+  })
+}
+
+/** Case 5b: the row-id lookup it loads, and the masking it commits. */
+export const zOrderReversePhase: RowLevelPhase = Object.freeze({
+  label: 'the reverse relocation remap by row id (Case 5b)',
+  plan: planZOrderReverse,
+  reconcile: reconcileZOrderReverse,
+})
+
+/** The ascending union of ascending id arrays (duplicates kept once). */
+function unionOfIds(parts: readonly BigInt64Array[]): BigInt64Array {
+  let n = 0
+  for (const p of parts) n += p.length
+  const all = new BigInt64Array(n)
+  let k = 0
+  for (const p of parts) {
+    all.set(p, k)
+    k += p.length
+  }
+  all.sort()
+  let w = 0
+  for (let i = 0; i < all.length; i++) if (i === 0 || all[i] !== all[w - 1]) all[w++] = all[i]!
+  return all.slice(0, w)
+}
+
+function sortedIds(ids: readonly bigint[]): BigInt64Array {
+  const out = BigInt64Array.from(ids)
+  out.sort()
+  return out
+}
