@@ -46,6 +46,7 @@ export type {
   SetTransaction,
   Version,
 } from './protocol/actions.js'
+export { type ClusteringSource, clusteringOf, type TableClustering } from './protocol/clustering.js'
 export {
   type ColumnMappingMode,
   type DataType,

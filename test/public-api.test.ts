@@ -16,6 +16,7 @@ describe('public API', () => {
   it('exports exactly this surface', () => {
     assert.deepEqual(Object.keys(api).sort(), [
       'CONFLICT_FLAG_KEYS',
+      'ClusteringWithZOrderByError',
       'CommitStateUnknownError',
       'ConcurrentAppendError',
       'ConcurrentDeleteDeleteError',
@@ -48,6 +49,7 @@ describe('public API', () => {
       'UnsupportedProtocolVersionError',
       'UnsupportedTableFeatureError',
       'VersionNotFoundError',
+      'clusteringOf',
       'createLocalStore',
       'createMemoryStore',
       'isDeltaError',

@@ -3,6 +3,7 @@
  * stable `code`. Conflict errors mirror Delta's own exceptions.
  */
 export * from './caller-errors.js'
+export * from './clustering-errors.js'
 export * from './commit-errors.js'
 export * from './conflict-errors.js'
 export * from './delta-error.js'

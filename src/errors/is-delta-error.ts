@@ -3,6 +3,7 @@
  * union is read off the classes, so a new error class adds its code here by being listed once.
  */
 import type { InternalError, InvalidArgumentError, UnsupportedError } from './caller-errors.js'
+import type { ClusteringWithZOrderByError } from './clustering-errors.js'
 import type { CommitStateUnknownError, MaxCommitRetriesError } from './commit-errors.js'
 import type {
   ConcurrentAppendError,
@@ -52,6 +53,7 @@ export type AnyDeltaError =
   | VersionNotFoundError
   | InvalidDeletionVectorError
   | InvalidPredicateError
+  | ClusteringWithZOrderByError
 
 /** The stable codes of the library's errors (`'DELTA_CONCURRENT_APPEND'`, ...). */
 export type DeltaErrorCode = AnyDeltaError['code']

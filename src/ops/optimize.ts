@@ -1,12 +1,19 @@
 import type { RelocatedSource, RelocationCapture } from '../conflict/case5a-capture.js'
 import type { DataFileRef } from '../engine/data-plane.js'
 import type { CompactionOutput, WrittenFile } from '../engine/data-writer.js'
-import { ConcurrentModificationError, InvalidArgumentError, StorageError } from '../errors/index.js'
+import {
+  ClusteringWithZOrderByError,
+  ConcurrentModificationError,
+  InvalidArgumentError,
+  StorageError,
+  UnsupportedError,
+} from '../errors/index.js'
 import { columnsOf, type Expression } from '../expressions/ast.js'
 import { parseWhere } from '../expressions/parse-where.js'
 import { toSql } from '../expressions/to-sql.js'
 import { fileActionKey } from '../log/replay.js'
-import type { Action, AddFile } from '../protocol/actions.js'
+import { type Action, type AddFile, createAddFile } from '../protocol/actions.js'
+import { type TableClustering, tableClustering } from '../protocol/clustering.js'
 import { planCompositionTags, withCompositionTags } from '../protocol/composition-tags.js'
 import { tombstoneOf } from '../protocol/file-action-rewrites.js'
 import { rowTrackingState } from '../protocol/row-tracking.js'
@@ -42,7 +49,10 @@ export interface OptimizeOptions {
   readonly minFileSize?: number | undefined
   /** A file whose DV hides more than this share of its rows is rewritten whatever its size (default 0.05). */
   readonly maxDeletedRowsRatio?: number | undefined
-  /** Z-order the rows of each selected partition by these (non-partition, primitive) columns. */
+  /**
+   * Z-order the rows of each selected partition by these (non-partition, primitive) columns. Not
+   * on a clustered table, whose OPTIMIZE clusters by its clustering columns.
+   */
   readonly zOrderBy?: readonly string[] | undefined
   /** A predicate over partition columns selecting the partitions to optimize. */
   readonly where?: string | Expression | undefined
@@ -88,7 +98,15 @@ export const Z_ORDER_PERMUTATION_CAP = 32 * 1024 * 1024
  * (up to {@link Z_ORDER_PERMUTATION_CAP} rows), which Case 5a remaps a winner's deletions
  * through.
  *
- * With row tracking enabled, both write every copied row's stable row id and commit version to
+ * Clustered table (the `clustering` feature, or Databricks' early `liquid`): OPTIMIZE clusters by
+ * the table's clustering columns with the same Z-order curve, and records them as Delta does
+ * (`clusterBy`, with an empty `zOrderBy`). As the protocol asks, it reclusters only unclustered
+ * files (no `clusteringProvider`) and its own (provider `delta-rlc`), and marks what it
+ * writes with its provider on a `clustering` table; with no unclustered file and no deletion
+ * vector among them there is nothing to do. A clustered table without clustering columns is
+ * bin-packed.
+ *
+ * With row tracking enabled, all write every copied row's stable row id and commit version to
  * the materialized columns (design beyond-rlc 7.3, W1), so the commit is tagged as preserving.
  *
  * @param ctx - the transaction's context
@@ -96,6 +114,8 @@ export const Z_ORDER_PERMUTATION_CAP = 32 * 1024 * 1024
  * @returns the staged OPTIMIZE (no actions when there is nothing to do)
  * @throws {InvalidArgumentError} for a bad size, a predicate over non-partition columns, or an
  *   unknown, partition, repeated or non-primitive Z-order column
+ * @throws {ClusteringWithZOrderByError} for Z-order columns on a clustered table
+ * @throws {UnsupportedError} when a clustering column is nested (or names no column)
  * @throws {InvalidPredicateError} when the predicate does not parse
  */
 export async function buildOptimize(
@@ -115,9 +135,12 @@ export async function buildOptimize(
       argument: 'maxDeletedRowsRatio',
     })
   }
-  const zOrderBy = zOrderColumns(snap, options.zOrderBy)
-  // Both bin-packing and Z-order write each copied row's stable id and commit version to the
-  // materialized columns when row tracking is enabled.
+  const clustering = tableClustering(snap.protocol, snap.metadata, snap.state.domainMetadata, snap.schema)
+  const clusterBy = clustering === undefined ? undefined : clusteringColumns(clustering, options.zOrderBy)
+  // A clustered table's rows are ordered on the same curve as a Z-order, by its clustering columns.
+  const zOrderBy = zOrderColumns(snap, clusterBy ?? options.zOrderBy)
+  // Bin-packing, Z-order and clustering write each copied row's stable id and commit version to
+  // the materialized columns when row tracking is enabled.
   checkRowCopyingSupported(snap, zOrderBy.length > 0 ? 'OPTIMIZE ZORDER BY' : 'OPTIMIZE', {
     preservesRowIds: true,
   })
@@ -131,16 +154,19 @@ export async function buildOptimize(
     : undefined
   const predicate = parseWhere(options.where)
   if (predicate !== undefined) checkPartitionOnly(snap, predicate)
-  const { files: selected } = pruneFiles(snap, snap.activeFiles(), predicate)
+  const { files: pruned } = pruneFiles(snap, snap.activeFiles(), predicate)
+  const selected = clusterBy === undefined ? pruned : reclusterable(pruned, clustering?.provider)
   const partitions = groupByPartition(selected)
   const parameters = {
     predicate: JSON.stringify(predicate === undefined ? [] : [toSql(predicate)]),
-    zOrderBy: JSON.stringify(zOrderBy),
+    // Delta records a clustering OPTIMIZE with an empty zOrderBy and the columns under clusterBy.
+    zOrderBy: JSON.stringify(clusterBy === undefined ? zOrderBy : []),
+    ...(clusterBy === undefined ? {} : { clusterBy: JSON.stringify(clusterBy) }),
     auto: false,
   }
   const bins =
     zOrderBy.length > 0
-      ? partitions
+      ? partitions.filter((files) => clusterBy === undefined || !isClustered(files, clustering?.provider))
       : partitions.flatMap((files) => packBins(files, minFileSize, targetFileSize, ratio))
   const sources = bins.flat()
   ctx.recordRead(sources, predicate)
@@ -226,7 +252,14 @@ export async function buildOptimize(
       }
     })
   }
-  for (const f of added) actions.push({ add: addFileOf(f, now, false) })
+  // The protocol names the implementation that clustered a file in its add; bin-packing clusters nothing.
+  const provider = zOrderBy.length > 0 ? clustering?.provider : undefined
+  for (const f of added) {
+    const add = addFileOf(f, now, false)
+    actions.push({
+      add: provider === undefined ? add : createAddFile({ ...add, clusteringProvider: provider }),
+    })
+  }
   return {
     ...base,
     ...(relocation === undefined ? {} : { relocation }),
@@ -342,6 +375,49 @@ function positiveSize(value: unknown, argument: string): number | undefined {
     )
   }
   return value
+}
+
+/**
+ * The columns a clustered table's OPTIMIZE clusters by: its clustering columns, which must all be
+ * top-level ones (the data plane orders by top-level columns).
+ *
+ * @throws {ClusteringWithZOrderByError} when Z-order columns are asked for as well
+ * @throws {UnsupportedError} for a clustering column that is nested or names no column
+ */
+function clusteringColumns(clustering: TableClustering, zOrderBy: unknown): readonly string[] {
+  if (zOrderBy !== undefined && !(Array.isArray(zOrderBy) && zOrderBy.length === 0)) {
+    const asked = Array.isArray(zOrderBy) ? zOrderBy.map(String) : [String(zOrderBy)]
+    const names = 'unresolved' in clustering.columns ? [] : clustering.columns
+    throw new ClusteringWithZOrderByError(names, asked)
+  }
+  const columns = clustering.columns
+  if ('unresolved' in columns) {
+    throw new UnsupportedError(
+      `OPTIMIZE cannot cluster this table: its clustering column ${JSON.stringify(columns.unresolved)} is not a top-level column of the schema (clustering by nested columns is not implemented)`,
+      { hint: 'Appends, DELETE, UPDATE and MERGE work on this table; only its OPTIMIZE is refused.' },
+    )
+  }
+  return columns
+}
+
+/**
+ * The files a clustering implementation may recluster (protocol, "Clustered Table"): unclustered
+ * ones (no `clusteringProvider`) and those it clustered itself. Files another implementation
+ * clustered stay as they are.
+ */
+function reclusterable(files: readonly AddFile[], provider: string | undefined): AddFile[] {
+  return files.filter((f) => f.clusteringProvider === undefined || f.clusteringProvider === provider)
+}
+
+/**
+ * Whether a partition's files are already clustered by this implementation, with no row to purge:
+ * reclustering them would write the same layout again.
+ */
+function isClustered(files: readonly AddFile[], provider: string | undefined): boolean {
+  return (
+    provider !== undefined &&
+    files.every((f) => f.clusteringProvider === provider && f.deletionVector === undefined)
+  )
 }
 
 function zOrderColumns(snap: Snapshot, raw: unknown): string[] {

@@ -84,6 +84,7 @@ const STORAGE_OPTION_KEYS = { azure: true, s3: true } as const satisfies Record<
 const CREATE_KEYS = {
   schema: true,
   partitionBy: true,
+  clusterBy: true,
   properties: true,
   ifExists: true,
   name: true,
@@ -247,6 +248,7 @@ export function checkCreateOptions(value: unknown): void {
     fail(`${at}.schema`, 'DDL text or a schema object', value.schema)
   }
   optStringArray(value, 'partitionBy', at)
+  optStringArray(value, 'clusterBy', at)
   optObject(value, 'properties', at)
   const properties = (value.properties ?? {}) as Readonly<Record<string, unknown>>
   for (const [k, v] of Object.entries(properties)) {

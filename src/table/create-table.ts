@@ -9,6 +9,7 @@ import {
 } from '../errors/index.js'
 import { serializeCommit } from '../protocol/action-json.js'
 import type { Action, Metadata, Protocol } from '../protocol/actions.js'
+import { CLUSTERING_FEATURE, checkClusterBy, clusteringDomain } from '../protocol/clustering.js'
 import { commitKey } from '../protocol/log-files.js'
 import {
   checkMaterializedColumnNames,
@@ -31,6 +32,7 @@ import {
 } from '../protocol/table-features.js'
 import {
   columnMappingModeProperty,
+  dataSkippingNumIndexedCols,
   parseTableProperties,
   TableProperty,
 } from '../protocol/table-properties.js'
@@ -44,6 +46,12 @@ export interface CreateOptions {
   readonly schema: string | StructType | Readonly<Record<string, unknown>>
   /** Partition columns, in order. */
   readonly partitionBy?: readonly string[]
+  /**
+   * Clustering columns, in order (liquid clustering): the table gets the `clustering` writer
+   * feature and the `delta.clustering` domain, and OPTIMIZE clusters its files by these columns.
+   * Not with `partitionBy`.
+   */
+  readonly clusterBy?: readonly string[]
   /**
    * Table properties (`delta.appendOnly`, `delta.checkpointInterval`, ...). Deletion vectors are
    * on unless `delta.enableDeletionVectors` is `'false'`.
@@ -62,7 +70,7 @@ export interface CreateOptions {
  *
  * @returns false when the table existed and `ifExists` is `'ignore'`
  * @throws {TableAlreadyExistsError} when the table exists and `ifExists` is `'error'`
- * @throws {InvalidArgumentError} on a bad schema, partitioning or property
+ * @throws {InvalidArgumentError} on a bad schema, partitioning, clustering or property
  * @throws {UnsupportedError} for features delta-rlc cannot write (column mapping, change data feed, ...)
  */
 export async function createTable(
@@ -123,7 +131,22 @@ export async function createTable(
       'Change data feed is not supported by delta-rlc; remove delta.enableChangeDataFeed',
     )
   }
-  const protocol = protocolForProperties(properties, schema)
+  const clusterBy =
+    options.clusterBy === undefined
+      ? undefined
+      : checkClusterBy(schema, partitionBy, options.clusterBy, dataSkippingNumIndexedCols(properties))
+  const clusteringProperty = `delta.feature.${CLUSTERING_FEATURE}`
+  if (clusterBy === undefined && properties[clusteringProperty] !== undefined) {
+    throw new InvalidArgumentError(`Table property ${clusteringProperty} is not set by hand`, {
+      argument: clusteringProperty,
+      hint: "A clustered table needs its clustering columns: pass { clusterBy: ['col'] } instead.",
+    })
+  }
+  // The feature goes into the protocol only: Delta keeps no delta.feature.* key in the metadata.
+  const protocol = protocolForProperties(
+    clusterBy === undefined ? properties : { ...properties, [clusteringProperty]: 'supported' },
+    schema,
+  )
   if (isFeatureSupported(protocol, ROW_TRACKING_FEATURE)) withMaterializedColumnNames(properties)
   const metadata: Metadata = {
     id: randomUUID(),
@@ -137,7 +160,7 @@ export async function createTable(
   }
   checkRowTrackingAtCreation(protocol, metadata, schema)
   checkWriteSupported(protocol, metadata, {
-    extraWriterFeatures: [IN_COMMIT_TIMESTAMP_FEATURE, ROW_TRACKING_FEATURE],
+    extraWriterFeatures: [IN_COMMIT_TIMESTAMP_FEATURE, ROW_TRACKING_FEATURE, CLUSTERING_FEATURE],
   })
   // Enabled at creation, In-Commit Timestamps cover every version: no enablement properties.
   const now = BigInt(Date.now())
@@ -150,6 +173,7 @@ export async function createTable(
         operation: 'CREATE TABLE',
         operationParameters: {
           partitionBy: JSON.stringify(partitionBy),
+          ...(clusterBy === undefined ? {} : { clusterBy: JSON.stringify(clusterBy) }),
           properties: JSON.stringify(properties),
         },
         isolationLevel: 'Serializable',
@@ -160,6 +184,8 @@ export async function createTable(
     },
     { protocol },
     { metaData: metadata },
+    // Without column mapping a column's physical path is its name.
+    ...(clusterBy === undefined ? [] : [{ domainMetadata: clusteringDomain(clusterBy.map((c) => [c])) }]),
   ]
   const exists = await hasLog(engine)
   if (exists) return refuseOrIgnore(location, options)

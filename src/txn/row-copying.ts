@@ -1,27 +1,24 @@
 /**
  * Which operations may write to tables whose features bind rewrites: with row tracking enabled a
- * copied row must keep its stable id (written to the materialized columns), and a clustered
- * table's rewritten files must be clustered (not implemented). Appends and DELETEs with deletion
- * vectors leave every existing row in its file, so they write to such tables; OPTIMIZE
- * (bin-packing and Z-order), UPDATE, MERGE and a copy-on-write DELETE write the materialized
- * columns ({@link rowTrackingToPreserve}); any other operation that copies rows is refused
- * before it writes anything ({@link checkRowCopyingSupported}, called by each such operation),
- * and the transaction refuses any staged work that copies rows without declaring that it
- * preserved their ids ({@link checkNoRowCopying}), so a new operation cannot forget the rule.
+ * copied row must keep its stable id (written to the materialized columns). Appends and DELETEs
+ * with deletion vectors leave every existing row in its file, so they write to such tables;
+ * OPTIMIZE (bin-packing, Z-order and clustering), UPDATE, MERGE and a copy-on-write DELETE write
+ * the materialized columns ({@link rowTrackingToPreserve}); any other operation that copies rows
+ * is refused before it writes anything ({@link checkRowCopyingSupported}, called by each such
+ * operation), and the transaction refuses any staged work that copies rows without declaring that
+ * it preserved their ids ({@link checkNoRowCopying}), so a new operation cannot forget the rule.
  */
 
 import type { RowTrackingColumns } from '../engine/data-plane.js'
-import { UnsupportedTableFeatureError } from '../errors/index.js'
 import { type Action, isAdd, isRemove } from '../protocol/actions.js'
 import { type RowTrackingState, rowCopyingUnsupported, rowTrackingState } from '../protocol/row-tracking.js'
-import { isFeatureSupported } from '../protocol/table-features.js'
 import type { Snapshot } from '../snapshot/snapshot.js'
 
 /**
- * Writer features that an operation which leaves every existing row in its file honors by doing
- * nothing special (appends write new, unclustered files; a DELETE with deletion vectors re-adds
- * files in place), and which one that copies rows to new files cannot honor yet. `liquid` is
- * Databricks' early name of `clustering`.
+ * The clustering writer features, which every write honors: new files are unclustered (no
+ * `clusteringProvider`) and carry statistics for every clustering column, which the protocol
+ * allows (a writer need not cluster a file at any given moment), and OPTIMIZE clusters them.
+ * `liquid` is Databricks' early name of `clustering`.
  */
 export const IN_PLACE_ONLY_FEATURES: readonly string[] = Object.freeze(['clustering', 'liquid'])
 
@@ -29,11 +26,11 @@ export const IN_PLACE_ONLY_FEATURES: readonly string[] = Object.freeze(['cluster
  * Refuses an operation that copies rows to new files (UPDATE, MERGE, a copy-on-write DELETE,
  * OPTIMIZE) on a table it cannot write that way, before it writes anything:
  *
- * - row tracking enabled: the copies must preserve each row's stable id and commit version in
- *   the materialized columns, and an operation that does not would silently give every copied
- *   row a new id (a table that only supports row tracking makes no such promise: its copies take
- *   fresh ids, as the protocol allows);
- * - clustering (or its early name `liquid`): a rewrite would have to cluster its output.
+ * row tracking enabled: the copies must preserve each row's stable id and commit version in the
+ * materialized columns, and an operation that does not would silently give every copied row a new
+ * id (a table that only supports row tracking makes no such promise: its copies take fresh ids,
+ * as the protocol allows). A clustered table binds no rewrite: rewritten files are unclustered
+ * until the next OPTIMIZE, as the protocol allows.
  *
  * An operation that writes the copied rows' ids to the materialized columns says so with
  * `preservesRowIds` (the table's configuration must name both columns).
@@ -51,13 +48,6 @@ export function checkRowCopyingSupported(
   const state = rowTrackingState(snap.protocol, snap.metadata)
   if (state.enabled && !(options.preservesRowIds === true && canMaterializeRowIds(state))) {
     throw rowCopyingUnsupported(operation)
-  }
-  const clustered = IN_PLACE_ONLY_FEATURES.filter((f) => isFeatureSupported(snap.protocol, f))
-  if (clustered.length > 0) {
-    throw new UnsupportedTableFeatureError('writer', clustered, {
-      reason: `${operation} rewrites rows of a clustered table, and clustering rewritten files is not implemented`,
-      hint: 'Appends and DELETE with deletion vectors are supported on clustered tables.',
-    })
   }
 }
 

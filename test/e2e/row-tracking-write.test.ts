@@ -543,25 +543,6 @@ describe('row tracking on write: the Databricks fixture', { skip: FIXTURE_SKIP }
       await table.close()
     }
   })
-
-  it('UPDATE is refused on the clustered (liquid) table and nothing is committed', async () => {
-    const table = await fixtureCopy()
-    try {
-      const filesBefore = (await readdir(table.location)).sort()
-      await assert.rejects(
-        table.update({ set: { id: 'id + 100' }, where: 'id = 3' }),
-        (e) =>
-          isDeltaError(e, 'DELTA_UNSUPPORTED_TABLE_FEATURE') &&
-          /UPDATE rewrites rows of a clustered table/.test(e.message),
-      )
-      assert.equal((await table.snapshot()).version, 0n)
-      assert.deepEqual((await readdir(table.location)).sort(), filesBefore)
-      const ids = await idsOf(table)
-      assert.deepEqual(ids.get(3n), [3n, 0n])
-    } finally {
-      await table.close()
-    }
-  })
 })
 
 /** The `delta.rowTracking.preserved` tag of one commit's commitInfo. */

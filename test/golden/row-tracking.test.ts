@@ -66,12 +66,14 @@ describe('row-tracking fixture (Databricks, liquid clustering)', { skip: SKIP },
       for (const r of rows) assert.deepEqual(Object.keys(r), ['id'])
     }))
 
-  it('appends give the new row the next id and the append version; UPDATE stays refused', () =>
+  it('appends give the new row the next id and the append version; an UPDATE keeps its id', () =>
     withFixture(async (t) => {
       const { version } = await t.append([{ id: 10n }])
       const row = (await t.scan({ withRowTracking: true, where: 'id = 10' }).toArray())[0]
       assert.deepEqual([row?._row_id, row?._row_commit_version], [10n, version])
-      await assert.rejects(t.update({ set: { id: '0' } }), { code: 'DELTA_UNSUPPORTED_TABLE_FEATURE' })
+      const updated = await t.update({ set: { id: '100' }, where: 'id = 10' })
+      const moved = (await t.scan({ withRowTracking: true, where: 'id = 100' }).toArray())[0]
+      assert.deepEqual([moved?._row_id, moved?._row_commit_version], [10n, updated.version])
       assert.equal((await t.scan().toArray()).length, 11)
     }))
 })

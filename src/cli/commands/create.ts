@@ -32,7 +32,7 @@ import {
 } from '../input-file.js'
 import { type PreparedInput, prepareInput } from '../input-paths.js'
 import { formatCount } from '../terminal.js'
-import { schemaLines } from './describe.js'
+import { clusteringColumnsOf, schemaLines } from './describe.js'
 
 /** `delta-rlc create`: a new table from a DDL schema, or from data files with an inferred schema. */
 export const createCommand: Command = {
@@ -46,6 +46,7 @@ export const createCommand: Command = {
     'without a zone are inferred as timestamp (UTC) unless --timestamp-ntz is given. --from - reads',
     'standard input (with --format).',
     'Deletion vectors are enabled unless --no-deletion-vectors is given: row-level concurrency needs them.',
+    '--cluster-by makes a clustered table (the clustering feature; not with --partition-by).',
   ].join('\n'),
   options: {
     schema: {
@@ -65,6 +66,11 @@ export const createCommand: Command = {
       help: 'format of --from files: json, csv or parquet (default: by extension)',
     },
     'partition-by': { type: 'string', value: 'COLS', help: 'partition columns, comma-separated' },
+    'cluster-by': {
+      type: 'string',
+      value: 'COLS',
+      help: 'clustering columns, comma-separated (liquid clustering: OPTIMIZE clusters by them)',
+    },
     property: { type: 'string', value: 'KEY=VALUE', multiple: true, help: 'a table property' },
     'timestamp-ntz': {
       type: 'boolean',
@@ -148,6 +154,7 @@ async function createTable(
   read: Pick<Parameters<typeof appendInputFiles>[3], 'columns' | 'extraColumns' | 'batchRows'>,
 ): Promise<void> {
   const partitionBy = listOption(values, 'partition-by') ?? []
+  const clusterBy = listOption(values, 'cluster-by')
   if (values['if-not-exists'] === true) {
     const existing = await openIfExists(loc)
     if (existing !== undefined) {
@@ -157,7 +164,11 @@ async function createTable(
       return
     }
   }
-  const table = await DeltaTable.create(loc, { schema, partitionBy, properties }, openOptions(values))
+  const table = await DeltaTable.create(
+    loc,
+    { schema, partitionBy, properties, ...(clusterBy === undefined ? {} : { clusterBy }) },
+    openOptions(values),
+  )
   try {
     let appended: Awaited<ReturnType<typeof appendInputFiles>> | undefined
     if (prepared !== undefined) {
@@ -178,6 +189,7 @@ async function createTable(
         version: final.version,
         schema: final.schema,
         partitionColumns: final.partitionColumns,
+        ...(clusterBy === undefined ? {} : { clusteringColumns: clusteringColumnsOf(final) }),
         properties: final.properties,
         ...(appended ? { rowsAppended: appended.rows, append: commitJson(loc, appended.result) } : {}),
       })
@@ -188,6 +200,8 @@ async function createTable(
     for (const line of schemaLines(final.schema, p)) ctx.print(`  ${line}`)
     if (final.partitionColumns.length > 0)
       ctx.print(`  ${p.paint('dim', 'partitioned by')} ${final.partitionColumns.join(', ')}`)
+    if (clusterBy !== undefined)
+      ctx.print(`  ${p.paint('dim', 'clustered by')} ${clusteringColumnsOf(final).join(', ')}`)
     if (appended) {
       ctx.print(
         `${p.paint('green', 'appended')} ${formatCount(appended.rows)} rows from ${prepared?.paths.length ?? 0} ${appended.format} file${prepared?.paths.length === 1 ? '' : 's'} as version ${appended.result.version}`,

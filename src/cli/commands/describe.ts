@@ -1,9 +1,20 @@
-import type { AddFile, StructField, StructType } from '../../index.js'
+import { type AddFile, clusteringOf, type Snapshot, type StructField, type StructType } from '../../index.js'
 import { type Command, TIME_TRAVEL_OPTIONS, timeTravelOptions } from '../command.js'
 import { renderTable } from '../render.js'
 import { formatBytes, formatCount, type Painter, pad } from '../terminal.js'
 
 type DataType = StructField['type']
+
+/**
+ * A clustered table's clustering columns by name (a column the schema does not name at the top
+ * level shows as its recorded path, dotted), or an empty list for an unclustered table.
+ */
+export function clusteringColumnsOf(snap: Snapshot): string[] {
+  const clustering = clusteringOf(snap)
+  if (clustering === undefined) return []
+  const columns = clustering.columns
+  return 'unresolved' in columns ? clustering.physicalColumns.map((p) => p.join('.')) : [...columns]
+}
 
 /** `delta-rlc describe`: everything about a table at one version. */
 export const describeCommand: Command = {
@@ -29,6 +40,7 @@ export const describeCommand: Command = {
           ? stats.deletedRows / stats.physicalRows
           : 0
       const protocol = snap.protocol
+      const clustering = clusteringOf(snap)
       const summary = {
         table: loc,
         version: snap.version,
@@ -38,6 +50,7 @@ export const describeCommand: Command = {
         id: snap.metadata.id,
         schema: snap.schema,
         partitionColumns: snap.partitionColumns,
+        clusteringColumns: clustering === undefined ? null : clusteringColumnsOf(snap),
         protocol: {
           minReaderVersion: protocol.minReaderVersion,
           minWriterVersion: protocol.minWriterVersion,
@@ -81,6 +94,12 @@ export const describeCommand: Command = {
       ctx.print(
         `  ${snap.partitionColumns.length > 0 ? snap.partitionColumns.join(', ') : p.paint('dim', '(not partitioned)')}`,
       )
+      if (clustering !== undefined) {
+        const columns = clusteringColumnsOf(snap)
+        ctx.print(
+          `  ${p.paint('dim', `clustered by (${clustering.feature})`)} ${columns.length > 0 ? columns.join(', ') : p.paint('dim', '(no clustering columns)')}`,
+        )
+      }
       section('protocol')
       kv([
         ['reader version', String(protocol.minReaderVersion)],
