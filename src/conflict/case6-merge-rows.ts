@@ -107,6 +107,11 @@ function reconcileMergeRows(input: PhaseInput): PhaseOutcome {
     }
     const stillLive = new Set<bigint>()
     for (const rows of post) for (const r of rows) stillLive.add(r.id)
+    // A deletion vector that shrank brought rows back: they are new to the loser.
+    const wasLive = new Set<bigint>()
+    for (const rows of pre) for (const r of rows) wasLive.add(r.id)
+    const back = rowsInRead(post, read).find((r) => !wasLive.has(r.id))
+    if (back !== undefined) return hit('brought back a row with', back)
     for (const row of rowsInRead(pre, read)) {
       if (stillLive.has(row.id)) continue
       checkedRows++
