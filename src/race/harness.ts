@@ -135,7 +135,10 @@ async function runOne(config: RaceConfig, verify: boolean, io: RaceIo): Promise<
 async function createRaceTable(config: RaceConfig): Promise<number> {
   const table = await DeltaTable.create(config.location, {
     schema: RACE_SCHEMA,
-    properties: { 'delta.enableDeletionVectors': 'true' },
+    properties: {
+      'delta.enableDeletionVectors': 'true',
+      ...(config.rowTracking === true ? { 'delta.enableRowTracking': 'true' } : {}),
+    },
   })
   try {
     let version = 0

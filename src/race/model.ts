@@ -72,6 +72,17 @@ export class RaceModel {
     return this.#rows.get(id)
   }
 
+  /**
+   * The version that inserted a key's live row (the initial version for the initial rows): two
+   * reads that see the same one see the same row, whose stable row id must not change.
+   *
+   * @param id - the key
+   * @returns the version, or undefined when the key is not live
+   */
+  birthOf(id: number): number | undefined {
+    return this.#births.get(id)?.version
+  }
+
   /** The live rows, by ascending key. */
   rows(): RaceRow[] {
     return [...this.#rows.values()].sort((a, b) => a.id - b.id)
@@ -156,6 +167,7 @@ export class RaceModel {
         break
       }
       case 'optimize':
+      case 'zorder':
         break
     }
     return { inserted, updated, deleted, duplicateInserts, hidden }

@@ -13,7 +13,15 @@ import {
 } from '../index.js'
 
 /** What a writer process does in a loop. `mixed` draws one of the other kinds per operation. */
-export type WriterKind = 'append' | 'delete' | 'update' | 'merge' | 'optimize' | 'mixed' | 'merge-insert'
+export type WriterKind =
+  | 'append'
+  | 'delete'
+  | 'update'
+  | 'merge'
+  | 'optimize'
+  | 'mixed'
+  | 'merge-insert'
+  | 'zorder'
 
 /** The writer kinds, in the order reports list them. */
 export const WRITER_KINDS: readonly WriterKind[] = Object.freeze([
@@ -24,6 +32,7 @@ export const WRITER_KINDS: readonly WriterKind[] = Object.freeze([
   'optimize',
   'mixed',
   'merge-insert',
+  'zorder',
 ])
 
 /**
@@ -74,7 +83,8 @@ export interface RaceOptions {
   /**
    * Reconciliations (default `all`): `all`, `none`, flag keys with their values as in
    * `DeltaTable.open`, or a list of flag keys to turn on (a list may also name cases: `case1`,
-   * `case1-value`, `case2`, `case3`, `case4a`, `case4b`, `merge-keys`).
+   * `case1-value`, `case2`, `case3`, `case4a`, `case4b`, `case5` (both of `case5a` and
+   * `case5b`), `case6`, `merge-keys`).
    */
   readonly conflicts?: RaceConflicts | undefined
   /** Seed of every random choice (default 1). */
@@ -99,6 +109,12 @@ export interface RaceOptions {
   readonly appendRows?: number | undefined
   /** Size of the hot key set for `overlap: 'hot'` (default 16). */
   readonly hotKeys?: number | undefined
+  /**
+   * Create the race table with row tracking enabled (default: when a `zorder` writer runs, since
+   * a DML that loses to a Z-order OPTIMIZE finds its rows by their stable ids, Case 5b). The
+   * verifier then also checks that row ids are unique and that every row keeps its id.
+   */
+  readonly rowTracking?: boolean | undefined
   /** Run the verifier after the race (default true). */
   readonly verify?: boolean | undefined
   /** A name for the run, used in the writers' application ids (default derived from the seed). */
@@ -142,6 +158,8 @@ export interface RaceConfig {
   readonly keysPerOp: number
   readonly appendRows: number
   readonly hotKeys: number
+  /** Whether the race table enables row tracking. */
+  readonly rowTracking?: boolean | undefined
   readonly commitRetry?: Partial<CommitRetryPolicy> | undefined
   /** Added latency of each writer store request, ms; absent for none. */
   readonly storeLatencyMs?: number | undefined
@@ -168,6 +186,12 @@ export const CONFLICT_CASE_FLAGS: Readonly<Record<string, readonly string[]>> = 
   case4a: ['optimize.conflictReconciliation.enabled'],
   case4b: ['optimize.conflictReconciliation.reverse.enabled'],
   'merge-keys': ['merge.sourceKeyReadPredicate.enabled'],
+  case5: [
+    'optimize.zorder.conflictReconciliation.enabled',
+    'optimize.zorder.conflictReconciliation.reverse.enabled',
+  ],
+  case5a: ['optimize.zorder.conflictReconciliation.enabled'],
+  case5b: ['optimize.zorder.conflictReconciliation.reverse.enabled'],
   case6: ['merge.rowLevelConflicts.enabled'],
 })
 
@@ -233,11 +257,28 @@ export function resolveRaceConfig(options: RaceOptions): RaceConfig {
     keysPerOp: positive('keysPerOp', options.keysPerOp ?? 8, 1),
     appendRows: positive('appendRows', options.appendRows ?? 50, 1),
     hotKeys: positive('hotKeys', options.hotKeys ?? 16, 1),
+    ...(rowTrackingOf(options, writers) ? { rowTracking: true } : {}),
     ...(options.commitRetry === undefined ? {} : { commitRetry: Object.freeze({ ...options.commitRetry }) }),
     ...(options.storeLatencyMs === undefined || options.storeLatencyMs === 0
       ? {}
       : { storeLatencyMs: latency(options.storeLatencyMs) }),
   })
+}
+
+/** Whether the race table gets row tracking: as asked, else when a `zorder` writer runs. */
+function rowTrackingOf(options: RaceOptions, writers: readonly WriterSpec[]): boolean {
+  if (options.rowTracking !== undefined) {
+    if (typeof options.rowTracking !== 'boolean') {
+      throw new InvalidArgumentError(
+        `Invalid rowTracking ${String(options.rowTracking)}: use true or false`,
+        {
+          argument: 'rowTracking',
+        },
+      )
+    }
+    return options.rowTracking
+  }
+  return writers.some((w) => w.kind === 'zorder')
 }
 
 /**

@@ -34,6 +34,13 @@ export type PlannedOp =
     }
   | { readonly kind: 'optimize'; readonly writer: number; readonly seq: number }
   | {
+      /** A Z-order OPTIMIZE of the whole table by `zOrderBy`: it permutes rows, moves none. */
+      readonly kind: 'zorder'
+      readonly writer: number
+      readonly seq: number
+      readonly zOrderBy: readonly string[]
+    }
+  | {
       /**
        * A MERGE that inserts fresh keys of its writer's own range (`keys`, tagged `tag`) and has
        * a NOT MATCHED BY SOURCE clause on the tag column: the rows tagged `bySourceTag` (those
@@ -61,6 +68,12 @@ export interface RaceRow {
 
 /** The schema of the race table. */
 export const RACE_SCHEMA = 'id long not null, val long not null, tag string'
+
+/**
+ * The columns a `zorder` writer orders by: the value first, so that rows of one key range end up
+ * spread over the outputs (a sort by id alone would keep them together).
+ */
+const Z_ORDER_COLUMNS: readonly string[] = Object.freeze(['val', 'id'])
 
 /** Fresh keys start here, far above any initial key. */
 const FRESH_BASE = 1_000_000_000
@@ -164,6 +177,8 @@ export function planOperation(config: RaceConfig, writer: WriterSpec, seq: numbe
       })
     case 'optimize':
       return Object.freeze({ kind, writer: w, seq })
+    case 'zorder':
+      return Object.freeze({ kind, writer: w, seq, zOrderBy: Z_ORDER_COLUMNS })
     case 'merge-insert':
       return Object.freeze({
         kind,

@@ -25,7 +25,7 @@ export interface RaceTransaction {
       sourceSchema?: string
     },
   ): Promise<unknown>
-  optimize?(options?: { targetFileSize?: number }): Promise<unknown>
+  optimize?(options?: { targetFileSize?: number; zOrderBy?: readonly string[] }): Promise<unknown>
   commit(): Promise<CommitResult>
 }
 
@@ -43,7 +43,7 @@ export function keyPredicate(keys: readonly number[]): string {
  * Stages `op` on `txn`: appends write rows with fresh keys; DELETE and UPDATE act on `id IN
  * (keys)`; MERGE upserts one source row per key (matched: add `delta` to `val`; not matched:
  * insert); a merge-insert MERGE also adds `delta` to the rows its NOT MATCHED BY SOURCE clause
- * selects by tag; OPTIMIZE compacts.
+ * selects by tag; OPTIMIZE compacts, and a Z-order OPTIMIZE rewrites the table in Z-order.
  *
  * @param txn - an open transaction
  * @param op - the planned operation
@@ -97,6 +97,10 @@ export async function stageOperation(txn: RaceTransaction, op: PlannedOp): Promi
     case 'optimize':
       if (txn.optimize === undefined) throw missing('OPTIMIZE')
       await txn.optimize({})
+      return
+    case 'zorder':
+      if (txn.optimize === undefined) throw missing('OPTIMIZE')
+      await txn.optimize({ zOrderBy: op.zOrderBy })
       return
   }
 }

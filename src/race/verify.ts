@@ -9,7 +9,11 @@
  * first divergence is found exactly), that no key is duplicated, that every acknowledged commit
  * is in the log at its version, that no operation landed twice, and that no operation reported
  * as a definite abort landed, and that every compacted source sits in its OPTIMIZE output exactly
- * where its composition tags say. It also explains every conflict abort by the winning operation.
+ * where its composition tags say. On a table with row tracking enabled it also checks, at every
+ * content check, that no two rows share a stable row id and that every row keeps the id it had at
+ * the previous check (the same key inserted by the same commit is the same row, however often it
+ * was updated, merged or relocated by OPTIMIZE). It also explains every conflict abort by the
+ * winning operation.
  */
 import {
   type Action,
@@ -283,7 +287,7 @@ async function verifyOpen(
     if (a.outcome === 'committed') {
       acknowledged++
       const at =
-        a.kind === 'optimize'
+        a.kind === 'optimize' || a.kind === 'zorder'
           ? a.txnId === undefined
             ? undefined
             : optimizeByTxnId.get(a.txnId)
@@ -376,6 +380,26 @@ async function verifyOpen(
       ? `${contentChecks} versions hold exactly the rows of the replay in commit order (${config.isolation})`
       : (divergence?.message ?? first.contentMismatch),
   )
+
+  if (first.rowIds !== undefined) {
+    const ids = first.rowIds
+    for (const [check, problem, ok] of [
+      [
+        'row-ids-unique',
+        ids.duplicate,
+        `no two live rows share a stable row id in ${ids.checks} content checks`,
+      ],
+      [
+        'row-ids-preserved',
+        ids.changed,
+        `every row kept its stable row id across ${ids.checks} content checks (${ids.compared} comparisons)`,
+      ],
+    ] as const) {
+      if (problem !== undefined)
+        out.diverge({ check, version: problem.version, key: problem.key, message: problem.message })
+      out.add(check, problem === undefined, problem?.message ?? ok)
+    }
+  }
 
   if (compacted.status === 'rejected') throw compacted.reason
   const compaction = compacted.value
@@ -497,6 +521,36 @@ interface ReplayResult {
   contentMismatch: string | undefined
   duplicates: number
   finalRows: number
+  /** The row-id checks, on a table with row tracking enabled. */
+  rowIds: RowIdChecks | undefined
+}
+
+/** A row-id check that failed. */
+interface RowIdProblem {
+  readonly version: number
+  readonly key: number
+  readonly message: string
+}
+
+/**
+ * The stable row ids seen so far, by key, with the version that inserted the row (a key deleted
+ * and inserted again is another row), and what the checks found.
+ */
+interface RowIdChecks {
+  readonly seen: Map<number, { readonly birth: number; readonly rowId: bigint; readonly version: number }>
+  checks: number
+  compared: number
+  duplicate: RowIdProblem | undefined
+  changed: RowIdProblem | undefined
+}
+
+/** Whether a snapshot's table enables row tracking (every row then has a stable id). */
+function tracksRowIds(snap: Snapshot): boolean {
+  return (
+    (snap.protocol.writerFeatures ?? []).includes('rowTracking') &&
+    snap.properties['delta.enableRowTracking']?.toLowerCase() === 'true' &&
+    snap.properties['delta.rowTrackingSuspended']?.toLowerCase() !== 'true'
+  )
 }
 
 async function replay(
@@ -517,6 +571,7 @@ async function replay(
     contentMismatch: undefined,
     duplicates: 0,
     finalRows: model.size,
+    rowIds: undefined,
   }
   const at = (c: LoggedCommit | undefined, version: number) => {
     const op = c === undefined ? undefined : opAt.get(c.version)
@@ -534,8 +589,12 @@ async function replay(
     if (snap.version !== v) throw new VersionNotFoundError(`version ${version}`)
     return snap
   }
+  const initialSnap = await snapshotAt(initialVersion)
+  if (tracksRowIds(initialSnap)) {
+    r.rowIds = { seen: new Map(), checks: 0, compared: 0, duplicate: undefined, changed: undefined }
+  }
   // The initial state is checked first: nothing else can be right if it is wrong.
-  const initial = await contentDiff(table, await snapshotAt(initialVersion), model)
+  const initial = await contentDiff(table, initialSnap, model, r.rowIds)
   r.contentChecks++
   if (initial !== undefined) {
     r.duplicates += initial.duplicates
@@ -573,7 +632,7 @@ async function replay(
       r.countMismatch = `version ${c.version}: ${count} live rows, the replay has ${model.size}`
     }
     if (count !== model.size || checkContentAt(c.version, i)) {
-      const diff = await contentDiff(table, await snapshotAt(c.version), model)
+      const diff = await contentDiff(table, await snapshotAt(c.version), model, r.rowIds)
       r.contentChecks++
       if (diff !== undefined) {
         r.duplicates += diff.duplicates
@@ -600,6 +659,7 @@ async function contentDiff(
   table: DeltaTable,
   snapshot: Snapshot,
   model: RaceModel,
+  rowIds?: RowIdChecks,
 ): Promise<ContentDiff | undefined> {
   const version = Number(snapshot.version)
   // Each row is compared with the model as it streams in; the smallest key that differs (a row
@@ -610,9 +670,16 @@ async function contentDiff(
   let firstDuplicate: number | undefined
   let present = 0
   let firstBad: { key: number; expected: RaceRow | undefined; actual: RaceRow | undefined } | undefined
-  for await (const batch of new TableScan(table.engine, snapshot, { columns: ['id', 'val', 'tag'] })) {
+  const ids = new Map<bigint, number>()
+  if (rowIds !== undefined) rowIds.checks++
+  const scan = new TableScan(table.engine, snapshot, {
+    columns: ['id', 'val', 'tag'],
+    ...(rowIds === undefined ? {} : { withRowTracking: true }),
+  })
+  for await (const batch of scan) {
     for (const raw of batch) {
       const id = Number(raw.id)
+      if (rowIds !== undefined) checkRowId(rowIds, ids, version, id, raw._row_id as bigint, model.birthOf(id))
       if (seen.has(id)) {
         duplicates++
         firstDuplicate ??= id
@@ -654,6 +721,41 @@ async function contentDiff(
     message: `version ${version}, key ${firstBad.key}: the table has ${text(firstBad.actual)}, the serial replay has ${text(firstBad.expected)}`,
     duplicates: 0,
   }
+}
+
+/**
+ * Checks one row's stable id: no other row of the version has it, and the row had it at the last
+ * check that saw the same row (same key, same inserting version).
+ */
+function checkRowId(
+  checks: RowIdChecks,
+  inVersion: Map<bigint, number>,
+  version: number,
+  key: number,
+  rowId: bigint,
+  birth: number | undefined,
+): void {
+  const other = inVersion.get(rowId)
+  if (other !== undefined) {
+    checks.duplicate ??= {
+      version,
+      key,
+      message: `version ${version}: keys ${other} and ${key} share the stable row id ${rowId}`,
+    }
+  } else inVersion.set(rowId, key)
+  if (birth === undefined) return
+  const before = checks.seen.get(key)
+  if (before !== undefined && before.birth === birth) {
+    checks.compared++
+    if (before.rowId !== rowId) {
+      checks.changed ??= {
+        version,
+        key,
+        message: `version ${version}: key ${key} has stable row id ${rowId}, but had ${before.rowId} at version ${before.version} (the same row)`,
+      }
+    }
+  }
+  checks.seen.set(key, { birth, rowId, version })
 }
 
 function divergenceOf(d: ContentDiff): Pick<Divergence, 'key' | 'expected' | 'actual' | 'message'> {
@@ -728,7 +830,8 @@ function explainAborts(
     const loser = spec === undefined ? undefined : planOperation(config, spec, a.seq)
     const winner = a.winnerVersion === undefined ? undefined : opAt.get(a.winnerVersion)
     const shared = sharedKeys(loser, winner)
-    const optimize = loser?.kind === 'optimize' || a.winnerOperation === 'OPTIMIZE'
+    const optimize =
+      loser?.kind === 'optimize' || loser?.kind === 'zorder' || a.winnerOperation === 'OPTIMIZE'
     out.push({
       writer: a.writer,
       seq: a.seq,
@@ -756,7 +859,7 @@ function explainAborts(
 const NOT_LOADED = /deletion vector .*was not loaded/
 
 function sharedKeys(a: PlannedOp | undefined, b: PlannedOp | undefined): number[] {
-  if (a === undefined || b === undefined || a.kind === 'optimize' || b.kind === 'optimize') return []
+  if (a === undefined || b === undefined || !('keys' in a) || !('keys' in b)) return []
   const keys = new Set(b.keys)
   return a.keys.filter((k) => keys.has(k))
 }

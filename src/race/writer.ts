@@ -133,7 +133,8 @@ async function runAttempt(a: AttemptContext): Promise<'done' | 'retry'> {
     readVersion = Number(txn.readVersion)
     // OPTIMIZE moves no logical row, so running it twice is harmless and it carries no marker,
     // as in Delta, where maintenance commits never do.
-    const recorded = op.kind === 'optimize' ? undefined : txn.setTransaction(a.appId, op.seq)
+    const recorded =
+      op.kind === 'optimize' || op.kind === 'zorder' ? undefined : txn.setTransaction(a.appId, op.seq)
     if (recorded !== undefined && recorded >= BigInt(op.seq)) {
       sink.write({
         ...base,
@@ -219,6 +220,8 @@ function paramsOf(op: PlannedOp): Record<string, unknown> {
       return { keys: op.keys, delta: op.delta, tag: op.tag, bySourceTag: op.bySourceTag }
     case 'optimize':
       return {}
+    case 'zorder':
+      return { zOrderBy: op.zOrderBy }
   }
 }
 
