@@ -27,6 +27,7 @@ import {
   commitStaged,
   committed,
   compositionOf,
+  createTable,
   dvCards,
   FLAG,
   flags,
@@ -46,6 +47,7 @@ import {
   settle,
   sourcesAsRead,
   span,
+  tableDir,
   tableT,
 } from './harness.js'
 
@@ -543,5 +545,102 @@ describe('OCR: the composition tag parser on real tombstones', () => {
     for (const [what, remove, allowed] of shapes) {
       assert.equal(parseOptimizeSourceComposition(remove, allowed), undefined, what)
     }
+  })
+})
+
+describe('OCR: a Z-order or clustering OPTIMIZE loses to DML (Case 5a)', () => {
+  const ZORDER_FORWARD = flags('optimize.zorder.conflictReconciliation.enabled')
+
+  /** T(300,3) clustered by id: the same three files, on a table with the clustering feature. */
+  async function clusteredT(): Promise<string> {
+    const dir = await tableDir()
+    const table = await createTable(dir, {
+      schema: 'id long',
+      clusterBy: ['id'],
+      properties: { 'delta.enableDeletionVectors': 'true' },
+    })
+    for (let k = 0; k < 3; k++)
+      await table.append(span(k * 100, (k + 1) * 100).map((i) => ({ id: BigInt(i) })))
+    await table.close()
+    return dir
+  }
+
+  const records: readonly {
+    readonly id: string
+    readonly name: string
+    readonly clustered: boolean
+    readonly winner: Op
+    readonly winnerOperation: string
+    readonly ids: readonly number[]
+  }[] = [
+    {
+      id: 'OCR-5A-01',
+      name: 'Z-order OPTIMIZE (loser) reconciles a concurrent DELETE through its permutation',
+      clustered: false,
+      winner: del(150),
+      winnerOperation: 'DELETE',
+      ids: idsOf(ALL, [150]),
+    },
+    {
+      id: 'OCR-5A-02',
+      name: 'Z-order OPTIMIZE (loser) reconciles a concurrent UPDATE (the old row is masked, the image stays)',
+      clustered: false,
+      winner: moveUp(150),
+      winnerOperation: 'UPDATE',
+      ids: idsOf(ALL, [150], [1150]),
+    },
+    {
+      id: 'OCR-5A-03',
+      name: 'clustering OPTIMIZE (loser) of a clustered table reconciles a concurrent DELETE',
+      clustered: true,
+      winner: del(250),
+      winnerOperation: 'DELETE',
+      ids: idsOf(ALL, [250]),
+    },
+  ]
+  for (const record of records) {
+    it(`${record.id} ${record.name}`, async () => {
+      const dir = record.clustered ? await clusteredT() : await tableT(300, 3)
+      const loser = await openTable(dir, ZORDER_FORWARD)
+      const winner = await openTable(dir, ZORDER_FORWARD)
+      const result = await s1(
+        [loser, optimize(record.clustered ? {} : { zOrderBy: ['id'] })],
+        [winner, record.winner],
+      )
+      const r = committed(result.loser)
+      assertReconciled(r, [
+        {
+          kind: 'case5a-zorder-forward',
+          winnerVersion: result.winner.version,
+          winnerOperation: record.winnerOperation,
+          rows: 1,
+        },
+      ])
+      assert.deepEqual(await liveIds(loser), record.ids)
+      const actions = await commitActions(dir, r.version)
+      const info = actions.flatMap((a) => ('commitInfo' in a ? [a.commitInfo] : []))[0]
+      assert.equal(
+        info?.operationParameters?.[record.clustered ? 'clusterBy' : 'zOrderBy'],
+        '["id"]',
+        'the commit says it permuted rows',
+      )
+      // The outputs hide exactly the one row; no tombstone carries Case 4 offsets (S11).
+      const adds = addsOf(actions)
+      assert.equal(
+        adds.reduce((n, a) => n + Number(a.deletionVector?.cardinality ?? 0n), 0),
+        1,
+      )
+      assert.ok(removesOf(actions).every((x) => compositionOf(x) === undefined))
+      if (record.clustered) assert.ok(adds.every((a) => a.clusteringProvider === 'delta-rlc'))
+    })
+  }
+
+  it('OCR-5A-04 without the flag, the Z-order OPTIMIZE (loser) aborts on the DELETE', async () => {
+    const dir = await tableT(300, 3)
+    const loser = await openTable(dir, FORWARD)
+    const winner = await openTable(dir, FORWARD)
+    const result = await s1([loser, optimize({ zOrderBy: ['id'] })], [winner, del(150)])
+    aborted(result.loser, { winnerVersion: result.winner.version, winnerOperation: 'DELETE' })
+    assert.deepEqual(await liveIds(loser), idsOf(ALL, [150]))
   })
 })

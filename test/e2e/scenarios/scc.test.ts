@@ -234,7 +234,20 @@ describe('SCC: the composition capture of compaction (Case 4, write side)', () =
     assert.deepEqual(await liveIds(table), span(0, 4000))
   })
 
-  it('SCC-08 CLUSTER BY OPTIMIZE writes no composition tags (clustering permutes rows)', {
-    skip: 'no counterpart: liquid clustering (CLUSTER BY) tables are not supported',
-  }, () => {})
+  it('SCC-08 CLUSTER BY OPTIMIZE writes no composition tags (clustering permutes rows)', async () => {
+    const dir = await tableDir()
+    const table = await createTable(dir, {
+      schema: 'id long, x int',
+      clusterBy: ['x'],
+      properties: { 'delta.enableDeletionVectors': 'true' },
+    })
+    for (let k = 0; k < 2; k++) {
+      await table.append(span(k * 2000, (k + 1) * 2000).map((i) => ({ id: BigInt(i), x: (i * 37) % 101 })))
+    }
+    const { adds, removes } = await optimizeCommit(table, dir)
+    assert.ok(adds.length >= 1 && removes.length === 2)
+    assert.ok(removes.every((r) => compositionOf(r) === undefined && r.tags?.compactedInto === undefined))
+    assert.ok(adds.every((a) => a.clusteringProvider !== undefined))
+    assert.deepEqual(await liveIds(table), span(0, 4000))
+  })
 })
