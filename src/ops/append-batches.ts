@@ -1,3 +1,4 @@
+import type { WrittenFile } from '../engine/data-writer.js'
 import { InvalidArgumentError } from '../errors/index.js'
 import { appendOnly, targetFileSize } from '../protocol/table-properties.js'
 import type { OperationContext, PreparedOperation } from '../txn/staged-operation.js'
@@ -37,11 +38,25 @@ export async function buildBatchAppend(
     target: writeTargetOf(snap, fileSize),
     signal: ctx.signal,
   })
+  return blindAppendOperation(ctx, written)
+}
+
+/**
+ * The WRITE (mode Append) operation that adds `written`, as every blind append commits it.
+ *
+ * @param ctx - the transaction's context; the written keys are handed to it
+ * @param written - the new data files
+ * @returns the prepared operation
+ */
+export function blindAppendOperation(
+  ctx: OperationContext,
+  written: readonly WrittenFile[],
+): PreparedOperation {
   ctx.wrote(written.map((f) => f.key))
   const now = ctx.now()
   return {
     operation: 'WRITE',
-    parameters: { mode: 'Append', partitionBy: JSON.stringify(snap.partitionColumns) },
+    parameters: { mode: 'Append', partitionBy: JSON.stringify(ctx.snapshot.partitionColumns) },
     actions: written.map((f) => ({ add: addFileOf(f, now, true) })),
     metrics: {
       numFiles: written.length,

@@ -2,8 +2,9 @@ import { InvalidArgumentError } from '../errors/index.js'
 import type { Expression } from '../expressions/ast.js'
 import { appendOnly, targetFileSize } from '../protocol/table-properties.js'
 import type { OperationContext, PreparedOperation } from '../txn/staged-operation.js'
+import { blindAppendOperation } from './append-batches.js'
 import { buildOverwrite } from './overwrite.js'
-import { addFileOf, writeTargetOf } from './write-support.js'
+import { writeTargetOf } from './write-support.js'
 
 /** Options of an append. */
 export interface AppendOptions {
@@ -56,20 +57,7 @@ export async function buildAppend(
           target: writeTargetOf(snap, fileSize),
           signal: ctx.signal,
         })
-  ctx.wrote(written.map((f) => f.key))
-  const now = ctx.now()
-  const actions = written.map((f) => ({ add: addFileOf(f, now, true) }))
-  return {
-    operation: 'WRITE',
-    parameters: { mode: 'Append', partitionBy: JSON.stringify(snap.partitionColumns) },
-    actions,
-    metrics: {
-      numFiles: written.length,
-      numOutputRows: written.reduce((n, f) => n + f.numRecords, 0),
-      numOutputBytes: written.reduce((n, f) => n + f.size, 0),
-    },
-    changesData: true,
-  }
+  return blindAppendOperation(ctx, written)
 }
 
 /**
