@@ -221,6 +221,41 @@ describe('writes to a clustered table', () => {
     }
   })
 
+  it('OPTIMIZE leaves alone a file another clustering implementation clustered, as the protocol asks', async () => {
+    const table = await createClustered()
+    try {
+      await table.append(rows(0, 30))
+      await table.append(rows(30, 30))
+      // The first file, re-committed as clustered by another implementation.
+      const [theirs] = addsOf(await commitActions(table.location, 1))
+      assert.ok(theirs)
+      const txn = await table.begin()
+      txn.stageActions(
+        [
+          { remove: { path: theirs.path, dataChange: false, deletionTimestamp: BigInt(Date.now()) } },
+          { add: { ...theirs, dataChange: false, clusteringProvider: 'other-engine' } },
+        ],
+        { operation: 'MANUAL UPDATE', changesData: false },
+      )
+      await txn.commit()
+      const r = await table.optimize()
+      assert.ok(r.committed)
+      const actions = await commitActions(table.location, r.version)
+      assert.deepEqual(
+        removesOf(actions).map((x) => x.path),
+        addsOf(await commitActions(table.location, 2)).map((a) => a.path),
+        'only the unclustered file is reclustered',
+      )
+      const files = (await table.snapshot()).activeFiles()
+      assert.equal(files.find((f) => f.path === theirs.path)?.clusteringProvider, 'other-engine')
+      assert.deepEqual(await live(table), rows(0, 60))
+      // Only their file and ours are left: nothing more to do.
+      assert.equal((await table.optimize()).committed, false)
+    } finally {
+      await table.close()
+    }
+  })
+
   it('OPTIMIZE with zOrderBy is refused as Delta refuses it, and nothing is committed', async () => {
     const table = await createClustered()
     try {
