@@ -87,6 +87,7 @@ export {
   type OpenOptions,
   type StopOptions,
 } from './table/delta-table.js'
+export type { AlterOptions, SetPropertiesOptions, TableAlter } from './table/table-alter.js'
 export { Transaction } from './table/transaction.js'
 export type { CommitRetryPolicy } from './txn/commit-options.js'
 export type { CommitResult } from './txn/commit-result.js'

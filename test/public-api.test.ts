@@ -16,6 +16,7 @@ describe('public API', () => {
   it('exports exactly this surface', () => {
     assert.deepEqual(Object.keys(api).sort(), [
       'CONFLICT_FLAG_KEYS',
+      'CheckConstraintViolationError',
       'ClusteringWithZOrderByError',
       'CommitStateUnknownError',
       'ConcurrentAppendError',
@@ -23,6 +24,8 @@ describe('public API', () => {
       'ConcurrentDeleteReadError',
       'ConcurrentModificationError',
       'ConcurrentTransactionError',
+      'ConstraintAlreadyExistsError',
+      'ConstraintNotFoundError',
       'DeltaError',
       'DeltaTable',
       'FileAlreadyExistsError',
@@ -34,6 +37,7 @@ describe('public API', () => {
       'InvalidTableError',
       'MaxCommitRetriesError',
       'MetadataChangedError',
+      'NewConstraintViolationError',
       'ProtocolChangedError',
       'ReplaceWhereMismatchError',
       'RestoreFilesMissingError',
@@ -45,6 +49,7 @@ describe('public API', () => {
       'TableNotFoundError',
       'TableScan',
       'Transaction',
+      'UnknownTablePropertyError',
       'UnsupportedError',
       'UnsupportedProtocolVersionError',
       'UnsupportedTableFeatureError',

@@ -13,6 +13,13 @@ import type {
   MetadataChangedError,
   ProtocolChangedError,
 } from './conflict-errors.js'
+import type {
+  CheckConstraintViolationError,
+  ConstraintAlreadyExistsError,
+  ConstraintNotFoundError,
+  NewConstraintViolationError,
+  UnknownTablePropertyError,
+} from './constraint-errors.js'
 import { DeltaError } from './delta-error.js'
 import type { RowIdAssignmentWithoutStatsError, RowTrackingNotEnabledError } from './row-tracking-errors.js'
 import type { FileAlreadyExistsError, FileNotFoundError, StorageError } from './storage-errors.js'
@@ -54,6 +61,11 @@ export type AnyDeltaError =
   | InvalidDeletionVectorError
   | InvalidPredicateError
   | ClusteringWithZOrderByError
+  | CheckConstraintViolationError
+  | NewConstraintViolationError
+  | ConstraintAlreadyExistsError
+  | ConstraintNotFoundError
+  | UnknownTablePropertyError
 
 /** The stable codes of the library's errors (`'DELTA_CONCURRENT_APPEND'`, ...). */
 export type DeltaErrorCode = AnyDeltaError['code']

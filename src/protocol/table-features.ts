@@ -108,10 +108,14 @@ export const READABLE_READER_FEATURES: ReadonlySet<string> = new Set([
  * refusing non-append operations (see {@link isAppendOnly}); `v2Checkpoint` allows JSON commits,
  * and a checkpoint writer must write V2 content or skip checkpoints (see
  * {@link requiresV2Checkpoints}); the type-widening features only constrain schema changes, which
- * delta-rlc does not make.
+ * delta-rlc does not make. `invariants` and `checkConstraints` are honored by every write that
+ * goes through a transaction: the rows it writes are checked against the table's invariants and
+ * CHECK constraints before its commit (`ops/constraints.ts`).
  */
 export const WRITABLE_WRITER_FEATURES: ReadonlySet<string> = new Set([
   'appendOnly',
+  'invariants',
+  'checkConstraints',
   'deletionVectors',
   'timestampNtz',
   'v2Checkpoint',
@@ -126,8 +130,6 @@ export const WRITABLE_WRITER_FEATURES: ReadonlySet<string> = new Set([
  * the feature's metadata requirement is not met, and refuses otherwise.
  */
 export const WRITABLE_WHEN_INACTIVE_FEATURES: ReadonlySet<string> = new Set([
-  'invariants',
-  'checkConstraints',
   'changeDataFeed',
   'generatedColumns',
   'identityColumns',
@@ -508,4 +510,73 @@ export function protocolForProperties(properties: TableConfiguration, schema?: S
   }
   const reader = Math.max(askedReader, req.has('columnMapping') ? 2 : 1)
   return createProtocol({ minReaderVersion: reader, minWriterVersion: 7, writerFeatures })
+}
+
+// === Existing tables ===
+
+/**
+ * The protocol a table needs once its properties and schema are these: its protocol with every
+ * feature they require added (and the features those require), as Delta upgrades a table when a
+ * property turns a feature on (`ALTER TABLE ... SET TBLPROPERTIES`). Nothing is ever removed and
+ * no version lowered. A legacy protocol stays legacy while every feature has a legacy version;
+ * otherwise it becomes writer 7 listing every feature it supported (the ones its versions implied
+ * included), and reader 3 when a reader-writer feature needs it.
+ *
+ * @param current - the table's protocol
+ * @param properties - the table's properties after the change
+ * @param schema - the table's schema after the change
+ * @returns `current` itself when it already has every feature, else the upgraded protocol
+ * @throws {InvalidArgumentError} for an unknown feature name or an invalid property value
+ */
+export function protocolWithRequiredFeatures(
+  current: Protocol,
+  properties: TableConfiguration,
+  schema?: StructType,
+): Protocol {
+  const req = requiredFeatures(properties, schema)
+  const askedReader = versionProperty(properties, 'delta.minReaderVersion', MAX_READER_VERSION) ?? 1
+  const askedWriter = versionProperty(properties, 'delta.minWriterVersion', MAX_WRITER_VERSION) ?? 1
+  const readerHad = readerFeaturesOf(current)
+  const writerHad = writerFeaturesOf(current)
+  const had = new Set([...readerHad, ...writerHad])
+  const added = [...req].filter((f) => !had.has(f))
+  if (
+    added.length === 0 &&
+    askedReader <= current.minReaderVersion &&
+    askedWriter <= current.minWriterVersion
+  ) {
+    return current
+  }
+  const all = [...new Set([...writerHad, ...readerHad, ...added])]
+  const infoOf = (name: string) => KNOWN_TABLE_FEATURES.get(name)
+  const legacyOk =
+    current.minWriterVersion < 7 &&
+    current.minReaderVersion < 3 &&
+    askedWriter < 7 &&
+    askedReader < 3 &&
+    added.every((f) => infoOf(f)?.legacyWriterVersion !== undefined)
+  if (legacyOk) {
+    let reader = Math.max(current.minReaderVersion, askedReader)
+    let writer = Math.max(current.minWriterVersion, askedWriter)
+    for (const f of added) {
+      reader = Math.max(reader, infoOf(f)?.legacyReaderVersion ?? 1)
+      writer = Math.max(writer, infoOf(f)?.legacyWriterVersion ?? 1)
+    }
+    return createProtocol({ minReaderVersion: reader, minWriterVersion: writer })
+  }
+  const readerWriter = all.filter((f) => infoOf(f)?.kind === 'reader-writer' || readerHad.includes(f))
+  const needsReader3 =
+    current.minReaderVersion >= 3 ||
+    askedReader >= 3 ||
+    readerWriter.some((f) => infoOf(f)?.legacyReaderVersion === undefined)
+  if (needsReader3) {
+    return createProtocol({
+      minReaderVersion: 3,
+      minWriterVersion: 7,
+      readerFeatures: readerWriter,
+      writerFeatures: all,
+    })
+  }
+  const reader = Math.max(current.minReaderVersion, askedReader, all.includes('columnMapping') ? 2 : 1)
+  return createProtocol({ minReaderVersion: reader, minWriterVersion: 7, writerFeatures: all })
 }

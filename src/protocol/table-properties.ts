@@ -469,3 +469,107 @@ export function parseTableProperties(config: TableConfiguration): TablePropertie
     targetFileSize: targetFileSize(config),
   })
 }
+
+// === Setting properties ===
+
+/** How a settable `delta.` property's value is checked. */
+type PropertyKind = 'boolean' | 'interval' | 'count' | 'checked' | 'text'
+
+/**
+ * The `delta.` properties a table may be given by `alter.setProperties` (and by `create`), with
+ * how their values are checked: the properties Delta defines that a writer sets on purpose.
+ * Properties Delta sets by itself (the materialized row-tracking column names, the In-Commit
+ * Timestamp enablement, `delta.constraints.*`, which `addConstraint` writes) are not here.
+ */
+const SETTABLE_PROPERTIES: ReadonlyMap<string, PropertyKind> = new Map<string, PropertyKind>([
+  [TableProperty.appendOnly, 'boolean'],
+  [TableProperty.enableDeletionVectors, 'boolean'],
+  [TableProperty.enableChangeDataFeed, 'boolean'],
+  [TableProperty.enableRowTracking, 'boolean'],
+  [TableProperty.enableTypeWidening, 'boolean'],
+  [TableProperty.enableInCommitTimestamps, 'boolean'],
+  [TableProperty.randomizeFilePrefixes, 'boolean'],
+  [TableProperty.checkpointWriteStatsAsJson, 'boolean'],
+  [TableProperty.checkpointWriteStatsAsStruct, 'boolean'],
+  ['delta.enableExpiredLogCleanup', 'boolean'],
+  ['delta.autoOptimize.optimizeWrite', 'boolean'],
+  ['delta.autoOptimize.autoCompact', 'boolean'],
+  ['delta.tuneFileSizesForRewrites', 'boolean'],
+  ['delta.compatibility.symlinkFormatManifest.enabled', 'boolean'],
+  ['delta.enableFullRetentionRollback', 'boolean'],
+  [TableProperty.logRetentionDuration, 'interval'],
+  [TableProperty.deletedFileRetentionDuration, 'interval'],
+  ['delta.setTransactionRetentionDuration', 'interval'],
+  ['delta.checkpointRetentionDuration', 'interval'],
+  [TableProperty.checkpointInterval, 'checked'],
+  [TableProperty.dataSkippingNumIndexedCols, 'checked'],
+  [TableProperty.dataSkippingStatsColumns, 'text'],
+  [TableProperty.columnMappingMode, 'checked'],
+  [TableProperty.checkpointPolicy, 'checked'],
+  [TableProperty.randomPrefixLength, 'count'],
+  [TableProperty.targetFileSize, 'checked'],
+  ['delta.isolationLevel', 'checked'],
+  ['delta.minReaderVersion', 'count'],
+  ['delta.minWriterVersion', 'count'],
+])
+
+/**
+ * Checks one property a caller sets: a `delta.` key must be one Delta defines and a writer may set
+ * (`delta.feature.<name>` included), with a valid value; any other key (a user property) is taken
+ * as it is.
+ *
+ * @param key - the property name
+ * @param value - its new value
+ * @returns the key's kind of refusal, or `undefined` when the key is accepted (its value checked)
+ * @throws {InvalidArgumentError} when the value is not valid for the property
+ */
+export function checkSettableProperty(key: string, value: string): 'unknown' | 'reserved' | undefined {
+  const refusal = settablePropertyRefusal(key)
+  const kind = SETTABLE_PROPERTIES.get(key)
+  if (refusal !== undefined || kind === undefined) return refusal
+  const config = { [key]: value }
+  switch (kind) {
+    case 'boolean':
+      booleanProperty(config, key)
+      break
+    case 'interval':
+      intervalProperty(config, key, 0)
+      break
+    case 'count':
+      integerProperty(config, key, 0, 1)
+      break
+    case 'checked':
+      if (key === 'delta.isolationLevel') {
+        if (value !== 'Serializable' && value !== 'WriteSerializable') {
+          invalid(key, value, "'Serializable' or 'WriteSerializable'")
+        }
+      } else {
+        parseTableProperties(config)
+      }
+      break
+    case 'text':
+      break
+  }
+  return undefined
+}
+
+/**
+ * Why a property key cannot be set by hand, if it cannot: `'unknown'` for a `delta.` key Delta
+ * does not define, `'reserved'` for one Delta sets itself (CHECK constraints, row-tracking column
+ * names, In-Commit Timestamp enablement, column mapping internals). Values are not looked at.
+ *
+ * @param key - the property name
+ * @returns the refusal, or `undefined` when the key may be set
+ */
+export function settablePropertyRefusal(key: string): 'unknown' | 'reserved' | undefined {
+  if (!key.startsWith('delta.') || key.startsWith('delta.feature.')) return undefined
+  if (key.startsWith('delta.constraints.')) return 'reserved'
+  if (SETTABLE_PROPERTIES.has(key)) return undefined
+  const reserved =
+    key.startsWith('delta.rowTracking.') ||
+    key === 'delta.rowTrackingSuspended' ||
+    key === TableProperty.inCommitTimestampEnablementVersion ||
+    key === TableProperty.inCommitTimestampEnablementTimestamp ||
+    key.startsWith('delta.columnMapping.')
+  return reserved ? 'reserved' : 'unknown'
+}

@@ -55,6 +55,7 @@ import {
 } from './arguments.js'
 import { type CreateOptions, createTable } from './create-table.js'
 import { withDatesAsDays } from './input-rows.js'
+import { TableAlter } from './table-alter.js'
 import { Transaction } from './transaction.js'
 
 /** Options of {@link DeltaTable.open}. */
@@ -257,12 +258,17 @@ export class DeltaTable {
    */
   async begin(options: BeginOptions = {}): Promise<Transaction> {
     checkBeginOptions(options)
+    return this.#begin(options, this.conflicts)
+  }
+
+  /** {@link DeltaTable.begin} with the given reconciliation flags. */
+  async #begin(options: BeginOptions, flags: ConflictFlags): Promise<Transaction> {
     const snapshot = await this.#latestSnapshot(options.signal)
     return new Transaction(
       {
         engine: this.engine,
         snapshot,
-        flags: this.conflicts,
+        flags,
         retry: this.#options.retry,
         autoCheckpoint: this.#options.autoCheckpoint,
         explainConflicts: this.#options.explainConflicts,
@@ -465,6 +471,25 @@ export class DeltaTable {
   }
 
   /**
+   * ALTER TABLE: table properties (with the protocol upgrades they imply, and the row-tracking
+   * backfill), new columns, column comments, NOT NULL, and CHECK constraints, each one metadata
+   * commit with Delta's operation name (see {@link TableAlter}).
+   *
+   * ### Examples
+   * ```ts
+   * await table.alter.setProperties({ 'delta.enableRowTracking': 'true' })
+   * await table.alter.addConstraint('positive_amount', 'amount > 0')
+   * ```
+   */
+  get alter(): TableAlter {
+    return new TableAlter({
+      commit: (signal, stage, options) =>
+        this.#stageAndCommit(signal, stage, options?.fileLevel === true ? FILE_LEVEL_FLAGS : this.conflicts),
+      latest: (signal) => this.#latestSnapshot(signal),
+    })
+  }
+
+  /**
    * Brings the table back to an earlier version as one commit (operation `RESTORE`, as Delta's
    * `RESTORE TABLE ... TO VERSION AS OF`): the files live now but not then are removed, the files
    * live then but not now are added back (with their deletion vectors, statistics and row ids),
@@ -544,8 +569,9 @@ export class DeltaTable {
   async #stageAndCommit(
     signal: AbortSignal | undefined,
     stage: (txn: Transaction) => Promise<unknown>,
+    flags: ConflictFlags = this.conflicts,
   ): Promise<CommitResult> {
-    return (await this.#stageUnder(signal, stage)).txn.commit()
+    return (await this.#stageUnder(signal, stage, flags)).txn.commit()
   }
 
   /**
@@ -560,9 +586,10 @@ export class DeltaTable {
   async #stageUnder<T>(
     signal: AbortSignal | undefined,
     stage: (txn: Transaction) => Promise<T>,
+    flags: ConflictFlags = this.conflicts,
   ): Promise<{ txn: Transaction; staged: T }> {
     if (signal === undefined) {
-      const txn = await this.begin()
+      const txn = await this.#begin({}, flags)
       try {
         return { txn, staged: await stage(txn) }
       } catch (err) {
@@ -575,7 +602,7 @@ export class DeltaTable {
     const stop = (): void => staging.abort(signal.reason)
     signal.addEventListener('abort', stop, { once: true })
     try {
-      const txn = await this.begin({ signal: staging.signal })
+      const txn = await this.#begin({ signal: staging.signal }, flags)
       try {
         const staged = await stage(txn)
         staging.signal.throwIfAborted()
@@ -730,6 +757,9 @@ function stopSignalOf(options: unknown, at: string): AbortSignal | undefined {
   }
   return signal
 }
+
+/** Every reconciliation flag off: commits checked exactly as file-level Delta checks them. */
+const FILE_LEVEL_FLAGS: ConflictFlags = parseConflictFlags({})
 
 /** How many times {@link DeltaTable.fsck} checks and commits before a conflict is thrown. */
 const FSCK_ATTEMPTS = 3

@@ -2,6 +2,7 @@ import { InvalidArgumentError } from '../errors/index.js'
 import type { Expression } from '../expressions/ast.js'
 import { type AppendOptions, buildAppend } from '../ops/append.js'
 import { type BatchAppendOptions, buildBatchAppend, checkBatchAppendOptions } from '../ops/append-batches.js'
+import { checkWrittenRows } from '../ops/constraints.js'
 import { buildDelete } from '../ops/delete.js'
 import { buildMerge } from '../ops/merge.js'
 import type { MergeOptions } from '../ops/merge-clauses.js'
@@ -11,6 +12,7 @@ import { buildRestore, type RestoreOptions } from '../ops/restore.js'
 import { buildUpdate, type UpdateOptions } from '../ops/update.js'
 import type { Action } from '../protocol/actions.js'
 import type { ScanOptions, TableScan } from '../scan/table-scan.js'
+import type { OperationBuilder, PreparedOperation, StagedOperation } from '../txn/staged-operation.js'
 import { TransactionCore } from '../txn/transaction.js'
 import {
   checkAppendOptions,
@@ -95,6 +97,28 @@ export class Transaction extends TransactionCore {
     checkAppId(appId)
     checkMarkerVersion(version)
     return super.setTransaction(appId, version)
+  }
+
+  /**
+   * Stages an operation built against the read snapshot (see `TransactionCore.stage`), and checks
+   * the rows it writes against the table's CHECK constraints and column invariants (NOT NULL
+   * columns are checked by each writer as it reads its input) before it is staged: a violating row fails the operation, naming the constraint and the row,
+   * and the files it wrote are deleted. RESTORE is not checked: it brings back files and metadata
+   * that held together at the version it restores, as Delta's RESTORE does.
+   *
+   * @param build - the operation's builder
+   * @returns the staged operation
+   * @throws {CheckConstraintViolationError} `DELTA_VIOLATE_CONSTRAINT_WITH_VALUES`
+   * @internal used by the operation methods
+   */
+  override async stage<T extends PreparedOperation>(build: OperationBuilder<T>): Promise<StagedOperation<T>> {
+    return super.stage(async (ctx) => {
+      const op = await build(ctx)
+      if (op.changesData && op.operation !== 'RESTORE') {
+        await checkWrittenRows(ctx.engine, ctx.snapshot.metadata, op.actions, ctx.signal)
+      }
+      return op
+    })
   }
 
   /**

@@ -135,6 +135,14 @@ describe('checkWriteSupported', () => {
     checkWriteSupported(proto(1, 7, undefined, ['domainMetadata', 'inCommitTimestamp']), meta())
   })
 
+  it('accepts active invariants and CHECK constraints, which every transaction enforces', () => {
+    checkWriteSupported(
+      proto(1, 2),
+      meta({}, schemaWithFieldMetadata({ 'delta.invariants': '{"expression":{"expression":"a > 0"}}' })),
+    )
+    checkWriteSupported(proto(1, 3), meta({ 'delta.constraints.positive': 'a > 0' }))
+  })
+
   it('refuses writer version 8', () => {
     assert.throws(
       () => checkWriteSupported(proto(1, 8), meta()),
@@ -151,13 +159,6 @@ describe('checkWriteSupported', () => {
 
   const blocked: [string, Protocol, Metadata, string[]][] = [
     ['an unknown writer feature', proto(1, 7, undefined, ['appendOnly', 'blahabl']), meta(), ['blahabl']],
-    [
-      'active invariants',
-      proto(1, 2),
-      meta({}, schemaWithFieldMetadata({ 'delta.invariants': '{"expression":{"expression":"a > 0"}}' })),
-      ['invariants'],
-    ],
-    ['check constraints', proto(1, 3), meta({ 'delta.constraints.positive': 'a > 0' }), ['checkConstraints']],
     ['change data feed on', proto(1, 4), meta({ 'delta.enableChangeDataFeed': 'true' }), ['changeDataFeed']],
     [
       'generated columns',

@@ -1,0 +1,596 @@
+/**
+ * ALTER TABLE as metadata commits, with Delta's operation names and parameters: `SET
+ * TBLPROPERTIES`, `UNSET TBLPROPERTIES`, `ADD COLUMNS`, `CHANGE COLUMN` (a comment, or NOT NULL),
+ * `ADD CONSTRAINT`, `DROP CONSTRAINT` and `UPGRADE PROTOCOL`. Each builds one `metaData` action (and
+ * a `protocol` action when the change needs a feature the table lacks) against the read snapshot;
+ * the normal commit path checks it against concurrent commits, where any metadata change makes the
+ * other side abort (`DELTA_METADATA_CHANGED`), as Delta specifies.
+ *
+ * What each reads, for the conflict checker, is Delta's: a property or schema change reads nothing
+ * (a concurrent append still commits beside it); `ADD CONSTRAINT` and `SET NOT NULL` check every
+ * live row, so they read the whole table and abort when a concurrent commit changes data.
+ */
+import { randomUUID } from 'node:crypto'
+import {
+  ConstraintAlreadyExistsError,
+  ConstraintNotFoundError,
+  UnknownTablePropertyError,
+} from '../errors/constraint-errors.js'
+import { InvalidArgumentError, InvalidTableError, UnsupportedError } from '../errors/index.js'
+import { col, isNull } from '../expressions/ast.js'
+import { type Action, createMetadata, type Metadata, type Protocol } from '../protocol/actions.js'
+import {
+  checkMaterializedColumnNames,
+  ROW_TRACKING_FEATURE,
+  RowTrackingProperty,
+  rowTrackingState,
+} from '../protocol/row-tracking.js'
+import {
+  type DataType,
+  isStructType,
+  parseDdlSchema,
+  type StructField,
+  type StructType,
+  serializeSchema,
+} from '../protocol/schema.js'
+import {
+  checkWriteSupported,
+  isFeatureSupported,
+  protocolWithRequiredFeatures,
+} from '../protocol/table-features.js'
+import {
+  checkSettableProperty,
+  columnMappingModeProperty,
+  settablePropertyRefusal,
+  TableProperty,
+} from '../protocol/table-properties.js'
+import type { Snapshot } from '../snapshot/snapshot.js'
+import { IN_COMMIT_TIMESTAMP_FEATURE } from '../txn/in-commit-timestamps.js'
+import { IN_PLACE_ONLY_FEATURES } from '../txn/row-copying.js'
+import type { OperationContext, PreparedOperation } from '../txn/staged-operation.js'
+import {
+  checkConstraintsOf,
+  checkRowsAgainst,
+  constraintPropertyKey,
+  type NotNullConstraint,
+  violationOf,
+} from './constraints.js'
+
+/** The keys that go into the protocol only: Delta keeps none of them in the metadata. */
+const PROTOCOL_ONLY_PREFIX = 'delta.feature.'
+const PROTOCOL_ONLY_KEYS = new Set(['delta.minReaderVersion', 'delta.minWriterVersion'])
+
+/**
+ * `ALTER TABLE ... SET TBLPROPERTIES`: the properties are merged into the table's, and the
+ * protocol gains the features they turn on (`delta.enableDeletionVectors=true` adds
+ * `deletionVectors`, `delta.feature.<name>=supported` adds `<name>`, ...), in the same commit.
+ * Turning row tracking on needs the feature supported and every live file given row ids first
+ * (the backfill, see `row-tracking-backfill.ts`); this commit then only sets the property (and
+ * the materialized column names).
+ *
+ * @param ctx - the transaction's context
+ * @param properties - the properties to set
+ * @throws {UnknownTablePropertyError} for a `delta.` key Delta does not define or sets itself
+ * @throws {InvalidArgumentError} for an invalid value
+ * @throws {UnsupportedTableFeatureError} when a feature it turns on is one delta-rlc cannot write
+ * @throws {UnsupportedError} for a column mapping mode change
+ */
+export function buildSetProperties(
+  ctx: OperationContext,
+  properties: Readonly<Record<string, string>>,
+): PreparedOperation {
+  const snap = ctx.snapshot
+  const { metadata, protocol } = planSetProperties(snap, properties)
+  checkRowTrackingTurnedOn(snap, protocol, metadata)
+  return metadataOperation(
+    snap,
+    'SET TBLPROPERTIES',
+    { properties: JSON.stringify(properties) },
+    metadata,
+    protocol,
+  )
+}
+
+/**
+ * The metadata and protocol a table has once `properties` are set, every key and value checked,
+ * and the result checked writable; everything {@link buildSetProperties} refuses but turning row
+ * tracking on before its backfill.
+ *
+ * @param snap - the table's latest snapshot
+ * @param properties - the properties to set
+ * @throws as {@link buildSetProperties}
+ */
+export function planSetProperties(
+  snap: Snapshot,
+  properties: Readonly<Record<string, string>>,
+): { metadata: Metadata; protocol: Protocol } {
+  checkSettable(snap, properties)
+  const config: Record<string, string> = { ...snap.properties }
+  const protocolOnly: Record<string, string> = {}
+  for (const [k, v] of Object.entries(properties)) {
+    if (k.startsWith(PROTOCOL_ONLY_PREFIX) || PROTOCOL_ONLY_KEYS.has(k)) protocolOnly[k] = v
+    else config[k] = v
+  }
+  const protocol = protocolWithRequiredFeatures(snap.protocol, { ...config, ...protocolOnly }, snap.schema)
+  if (isFeatureSupported(protocol, ROW_TRACKING_FEATURE)) withMaterializedColumnNames(config)
+  const metadata = createMetadata({ ...snap.metadata, configuration: config })
+  checkWriteSupported(protocol, metadata, WRITE_SUPPORT)
+  return { metadata, protocol }
+}
+
+/**
+ * `ALTER TABLE ... UNSET TBLPROPERTIES [IF EXISTS]`.
+ *
+ * @param ctx - the transaction's context
+ * @param keys - the properties to remove
+ * @param ifExists - a missing key is skipped rather than refused
+ * @throws {InvalidArgumentError} for a key the table lacks (without `ifExists`), a CHECK
+ *   constraint (use `dropConstraint`) or a property Delta itself manages
+ */
+export function buildUnsetProperties(
+  ctx: OperationContext,
+  keys: readonly string[],
+  ifExists: boolean,
+): PreparedOperation {
+  const snap = ctx.snapshot
+  const config: Record<string, string> = { ...snap.properties }
+  for (const key of keys) {
+    if (key.startsWith('delta.constraints.')) {
+      throw new InvalidArgumentError(`Table property ${key} is a CHECK constraint`, {
+        argument: key,
+        hint: `Drop it with alter.dropConstraint('${key.slice('delta.constraints.'.length)}').`,
+      })
+    }
+    const columnMapping =
+      key === TableProperty.columnMappingMode && columnMappingModeProperty(snap.properties) !== 'none'
+    if (settablePropertyRefusal(key) === 'reserved' || columnMapping) {
+      throw new InvalidArgumentError(`Table property ${key} is managed by Delta and cannot be unset`, {
+        argument: key,
+      })
+    }
+    if (config[key] === undefined) {
+      if (ifExists) continue
+      throw new InvalidArgumentError(`Cannot unset table property ${key}: the table does not have it`, {
+        argument: key,
+        hint: 'Pass { ifExists: true } to skip properties the table does not have.',
+      })
+    }
+    delete config[key]
+  }
+  const metadata = createMetadata({ ...snap.metadata, configuration: config })
+  checkWriteSupported(snap.protocol, metadata, WRITE_SUPPORT)
+  return metadataOperation(
+    snap,
+    'UNSET TBLPROPERTIES',
+    { properties: JSON.stringify(keys), ifExists },
+    metadata,
+    snap.protocol,
+  )
+}
+
+/**
+ * `ALTER TABLE ... ADD COLUMNS`: new nullable columns at the end of the schema (a struct column
+ * may carry nested fields). Existing files hold no value for them: they read as null.
+ *
+ * @param ctx - the transaction's context
+ * @param columns - DDL text such as `'c int, d string'` (several texts are joined)
+ * @throws {InvalidArgumentError} for a column that exists, a NOT NULL column, or bad DDL
+ * @throws {UnsupportedError} on a table with column mapping (new columns would need ids)
+ */
+export function buildAddColumns(
+  ctx: OperationContext,
+  columns: string | readonly string[],
+): PreparedOperation {
+  const snap = ctx.snapshot
+  const ddl = typeof columns === 'string' ? columns : columns.join(', ')
+  const added = parseDdlSchema(ddl).fields
+  const schema = withAddedColumns(snap, added, 'columns')
+  const metadata = createMetadata({ ...snap.metadata, schemaString: serializeSchema(schema) })
+  const protocol = protocolWithRequiredFeatures(snap.protocol, snap.properties, schema)
+  const columnsParameter = added.map((f) => ({ column: fieldForLog([], f) }))
+  return metadataOperation(
+    snap,
+    'ADD COLUMNS',
+    { columns: JSON.stringify(columnsParameter) },
+    metadata,
+    protocol,
+  )
+}
+
+/**
+ * The table schema with `added` appended: each nullable and new (names compare without case).
+ *
+ * @throws {InvalidArgumentError} naming the column
+ * @throws {UnsupportedError} on a table with column mapping
+ */
+export function withAddedColumns(
+  snap: Snapshot,
+  added: readonly StructField[],
+  argument: string,
+): StructType {
+  if (columnMappingModeProperty(snap.properties) !== 'none') {
+    throw new UnsupportedError(
+      'Adding columns to a table with column mapping is not supported yet: new columns need column mapping ids and physical names',
+      {
+        hint: 'Add the columns with an engine that writes column mapping (Spark: ALTER TABLE ... ADD COLUMNS).',
+      },
+    )
+  }
+  const taken = new Set(snap.schema.fields.map((f) => f.name.toLowerCase()))
+  for (const f of added) {
+    if (taken.has(f.name.toLowerCase())) {
+      throw new InvalidArgumentError(`Column '${f.name}' already exists`, {
+        argument,
+        hint: `The table has: ${snap.schema.fields.map((x) => x.name).join(', ')}`,
+      })
+    }
+    if (!f.nullable) {
+      throw new InvalidArgumentError(
+        `Column '${f.name}' cannot be added as NOT NULL: the rows already in the table have no value for it`,
+        {
+          argument,
+          hint: 'Add it nullable, fill it (UPDATE), then alter.setNotNull.',
+        },
+      )
+    }
+    taken.add(f.name.toLowerCase())
+  }
+  const schema: StructType = Object.freeze({
+    type: 'struct',
+    fields: Object.freeze([...snap.schema.fields, ...added]),
+  })
+  const state = rowTrackingState(snap.protocol, snap.metadata)
+  try {
+    checkMaterializedColumnNames(
+      state,
+      schema.fields.map((f) => ({ name: f.name, physicalName: f.name })),
+    )
+  } catch (err) {
+    if (!(err instanceof InvalidTableError)) throw err
+    throw new InvalidArgumentError(err.message, { argument, cause: err })
+  }
+  return schema
+}
+
+/**
+ * `ALTER TABLE ... CHANGE COLUMN c COMMENT '...'`: the column's `comment` metadata.
+ *
+ * @param ctx - the transaction's context
+ * @param column - the column, dotted for a nested struct field
+ * @param comment - the new comment
+ * @throws {InvalidArgumentError} when the column does not exist
+ */
+export function buildSetColumnComment(
+  ctx: OperationContext,
+  column: string,
+  comment: string,
+): PreparedOperation {
+  const snap = ctx.snapshot
+  const { schema, field } = changeField(snap.schema, column, (f) =>
+    Object.freeze({ ...f, metadata: Object.freeze({ ...f.metadata, comment }) }),
+  )
+  const metadata = createMetadata({ ...snap.metadata, schemaString: serializeSchema(schema) })
+  return metadataOperation(
+    snap,
+    'CHANGE COLUMN',
+    { column: JSON.stringify(fieldForLog(parentOf(column), field)) },
+    metadata,
+    snap.protocol,
+  )
+}
+
+/**
+ * `ALTER TABLE ... ALTER COLUMN c SET NOT NULL`: every live row is checked first (a full scan in
+ * DuckDB), so the change reads the whole table. A column that is NOT NULL already is left as is
+ * (no commit).
+ *
+ * @param ctx - the transaction's context
+ * @param column - the column, dotted for a nested struct field
+ * @throws {InvalidArgumentError} when the column does not exist
+ * @throws {NewConstraintViolationError} `DELTA_NEW_NOT_NULL_VIOLATION`, naming one row that holds null
+ */
+export async function buildSetNotNull(ctx: OperationContext, column: string): Promise<PreparedOperation> {
+  const snap = ctx.snapshot
+  const { schema, field, before } = changeField(snap.schema, column, (f) =>
+    Object.freeze({ ...f, nullable: false }),
+  )
+  const parameters = { column: JSON.stringify(fieldForLog(parentOf(column), field)) }
+  if (!before.nullable)
+    return { operation: 'CHANGE COLUMN', parameters, actions: [], metrics: {}, changesData: false }
+  ctx.recordWholeTableRead()
+  const path = column.split('.')
+  const parent = path.slice(0, -1)
+  const real = resolvedPath(snap.schema, path)
+  const here = isNull(col(real))
+  const constraint: NotNullConstraint = {
+    kind: 'not-null',
+    path: real,
+    violation:
+      parent.length === 0 ? here : { kind: 'and', left: isNull(col(real.slice(0, -1)), true), right: here },
+  }
+  await checkRowsAgainst(
+    { engine: ctx.engine, metadata: snap.metadata, signal: ctx.signal },
+    snap.activeFiles(),
+    [constraint],
+    'new',
+  )
+  const metadata = createMetadata({ ...snap.metadata, schemaString: serializeSchema(schema) })
+  return metadataOperation(snap, 'CHANGE COLUMN', parameters, metadata, snap.protocol)
+}
+
+/**
+ * `ALTER TABLE ... ADD CONSTRAINT name CHECK (expr)`: every live row is checked first (a full scan
+ * in DuckDB, reading the whole table), then `delta.constraints.<name>` is set and the protocol
+ * gains `checkConstraints` (writer version 3, or the feature at writer 7).
+ *
+ * @param ctx - the transaction's context
+ * @param name - the constraint's name (kept lower-cased, as Delta keeps it)
+ * @param expression - the CHECK expression, in the predicate syntax of `where`
+ * @throws {ConstraintAlreadyExistsError} when a constraint of that name exists
+ * @throws {InvalidPredicateError | InvalidArgumentError} for an expression that does not parse or
+ *   names a missing column
+ * @throws {NewConstraintViolationError} `DELTA_NEW_CHECK_CONSTRAINT_VIOLATION`, naming one row
+ */
+export async function buildAddConstraint(
+  ctx: OperationContext,
+  name: string,
+  expression: string,
+): Promise<PreparedOperation> {
+  const snap = ctx.snapshot
+  checkConstraintName(name)
+  const key = constraintPropertyKey(name)
+  const existing = snap.properties[key]
+  if (existing !== undefined) throw new ConstraintAlreadyExistsError(name, existing)
+  const violation = violationOf(expression, snap.schema, 'expression')
+  ctx.recordWholeTableRead()
+  await checkRowsAgainst(
+    { engine: ctx.engine, metadata: snap.metadata, signal: ctx.signal },
+    snap.activeFiles(),
+    [{ kind: 'check', name: name.toLowerCase(), text: expression, violation }],
+    'new',
+  )
+  const config = { ...snap.properties, [key]: expression }
+  const metadata = createMetadata({ ...snap.metadata, configuration: config })
+  const protocol = protocolWithRequiredFeatures(snap.protocol, config, snap.schema)
+  return metadataOperation(snap, 'ADD CONSTRAINT', { name, expr: expression }, metadata, protocol)
+}
+
+/**
+ * `ALTER TABLE ... DROP CONSTRAINT [IF EXISTS] name`. A missing constraint with `ifExists` is no
+ * change (no commit).
+ *
+ * @param ctx - the transaction's context
+ * @param name - the constraint's name (any case)
+ * @param ifExists - whether a missing constraint is a no-op rather than an error
+ * @throws {ConstraintNotFoundError} when the table has no such constraint and `ifExists` is false
+ */
+export function buildDropConstraint(
+  ctx: OperationContext,
+  name: string,
+  ifExists: boolean,
+): PreparedOperation {
+  const snap = ctx.snapshot
+  const key = constraintPropertyKey(name)
+  const existing = snap.properties[key]
+  if (existing === undefined) {
+    if (!ifExists) throw new ConstraintNotFoundError(name, [...checkConstraintsOf(snap.properties).keys()])
+    return {
+      operation: 'DROP CONSTRAINT',
+      parameters: { name, existed: 'false' },
+      actions: [],
+      metrics: {},
+      changesData: false,
+    }
+  }
+  const config: Record<string, string> = { ...snap.properties }
+  delete config[key]
+  const metadata = createMetadata({ ...snap.metadata, configuration: config })
+  return metadataOperation(
+    snap,
+    'DROP CONSTRAINT',
+    { name, expr: existing, existed: 'true' },
+    metadata,
+    snap.protocol,
+  )
+}
+
+/**
+ * `UPGRADE PROTOCOL`: a commit of the protocol alone, with `features` added (and those they
+ * require), as Delta commits the support of row tracking before backfilling it.
+ *
+ * @param ctx - the transaction's context
+ * @param features - the features to support
+ * @returns the operation; no action when the table supports them already
+ */
+export function buildProtocolUpgrade(ctx: OperationContext, features: readonly string[]): PreparedOperation {
+  const snap = ctx.snapshot
+  const asked = Object.fromEntries(features.map((f) => [`${PROTOCOL_ONLY_PREFIX}${f}`, 'supported']))
+  const protocol = protocolWithRequiredFeatures(snap.protocol, { ...snap.properties, ...asked }, snap.schema)
+  checkWriteSupported(protocol, snap.metadata, WRITE_SUPPORT)
+  const actions: Action[] = protocol === snap.protocol ? [] : [{ protocol }]
+  return {
+    operation: 'UPGRADE PROTOCOL',
+    parameters: {
+      newProtocol: JSON.stringify({
+        minReaderVersion: protocol.minReaderVersion,
+        minWriterVersion: protocol.minWriterVersion,
+        readerFeatures: protocol.readerFeatures,
+        writerFeatures: protocol.writerFeatures,
+      }),
+    },
+    actions,
+    metrics: {},
+    changesData: false,
+  }
+}
+
+// === Internals ===
+
+/** The features every transaction honors beyond the always-writable ones. */
+const WRITE_SUPPORT = {
+  extraWriterFeatures: [IN_COMMIT_TIMESTAMP_FEATURE, ROW_TRACKING_FEATURE, ...IN_PLACE_ONLY_FEATURES],
+}
+
+function metadataOperation(
+  snap: Snapshot,
+  operation: string,
+  parameters: Readonly<Record<string, unknown>>,
+  metadata: Metadata,
+  protocol: Protocol,
+): PreparedOperation {
+  checkWriteSupported(protocol, metadata, WRITE_SUPPORT)
+  const actions: Action[] = []
+  if (protocol !== snap.protocol) actions.push({ protocol })
+  actions.push({ metaData: metadata })
+  return { operation, parameters, actions, metrics: {}, changesData: false }
+}
+
+function checkSettable(snap: Snapshot, properties: Readonly<Record<string, string>>): void {
+  for (const [key, value] of Object.entries(properties)) {
+    const refusal = checkSettableProperty(key, value)
+    if (refusal === 'unknown') {
+      throw new UnknownTablePropertyError(
+        key,
+        'Delta defines no such property; check the spelling, or use a name outside the delta. namespace for a user property.',
+      )
+    }
+    if (refusal === 'reserved') {
+      throw new UnknownTablePropertyError(
+        key,
+        key.startsWith('delta.constraints.')
+          ? `Add CHECK constraints with alter.addConstraint('${key.slice('delta.constraints.'.length)}', expr).`
+          : 'Delta sets this property itself; it is not set by hand.',
+      )
+    }
+    if (
+      key === TableProperty.columnMappingMode &&
+      value.trim().toLowerCase() !== columnMappingModeProperty(snap.properties)
+    ) {
+      throw new UnsupportedError(
+        'Changing delta.columnMapping.mode is not supported yet: it needs column mapping ids and physical names written into the schema',
+        {
+          hint: 'Change the mode with an engine that writes column mapping (Spark: ALTER TABLE ... SET TBLPROPERTIES).',
+        },
+      )
+    }
+  }
+}
+
+/**
+ * The rule of turning row tracking on: the table must already support the feature and every
+ * live file must have row ids, or some rows would have none (the backfill does both first).
+ *
+ * @throws {InvalidArgumentError} when a live file has no `baseRowId`
+ */
+function checkRowTrackingTurnedOn(snap: Snapshot, protocol: Protocol, metadata: Metadata): void {
+  const before = rowTrackingState(snap.protocol, snap.metadata)
+  const after = rowTrackingState(protocol, metadata)
+  if (!after.enabled || before.enabled) return
+  if (!before.supported) {
+    throw new InvalidArgumentError(
+      `${RowTrackingProperty.enable}=true needs the rowTracking feature supported and backfilled first`,
+      {
+        argument: RowTrackingProperty.enable,
+        hint: 'table.alter.setProperties does both; a transaction cannot.',
+      },
+    )
+  }
+  const missing = snap
+    .activeFiles()
+    .find((f) => f.baseRowId === undefined || f.defaultRowCommitVersion === undefined)
+  if (missing !== undefined) {
+    throw new InvalidArgumentError(
+      `Cannot enable row tracking: the live file ${missing.path} has no row ids (it was not backfilled)`,
+      {
+        argument: RowTrackingProperty.enable,
+        hint: 'Run table.alter.setProperties again: it backfills the files first.',
+      },
+    )
+  }
+}
+
+/** Names the materialized row-tracking columns, as `create` does, unless the table names them. */
+function withMaterializedColumnNames(config: Record<string, string>): void {
+  const { materializedRowIdColumnName: rowId, materializedRowCommitVersionColumnName: version } =
+    RowTrackingProperty
+  config[rowId] ??= `_row-id-col-${randomUUID()}`
+  config[version] ??= `_row-commit-version-col-${randomUUID()}`
+}
+
+function checkConstraintName(name: string): void {
+  if (typeof name !== 'string' || !/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) {
+    throw new InvalidArgumentError(`Invalid constraint name '${String(name)}'`, {
+      argument: 'name',
+      hint: 'A constraint name is letters, digits and underscores, starting with a letter or underscore.',
+    })
+  }
+}
+
+/** The top-level or nested field at a dotted path, changed by `change`, in a new schema. */
+function changeField(
+  schema: StructType,
+  column: string,
+  change: (f: StructField) => StructField,
+): { schema: StructType; field: StructField; before: StructField } {
+  if (typeof column !== 'string' || column === '') {
+    throw new InvalidArgumentError('column must be a column name', { argument: 'column' })
+  }
+  const path = column.split('.')
+  let found: { field: StructField; before: StructField } | undefined
+  const rewrite = (type: StructType, at: number): StructType => {
+    const name = (path[at] as string).toLowerCase()
+    const i = type.fields.findIndex((f) => f.name.toLowerCase() === name)
+    const f = type.fields[i]
+    if (f === undefined) {
+      throw new InvalidArgumentError(`Unknown column '${column}'`, {
+        argument: 'column',
+        hint: `The ${at === 0 ? 'table' : `struct ${path.slice(0, at).join('.')}`} has: ${type.fields.map((x) => x.name).join(', ')}`,
+      })
+    }
+    let next: StructField
+    if (at === path.length - 1) {
+      next = change(f)
+      found = { field: next, before: f }
+    } else {
+      if (!isStructType(f.type as DataType)) {
+        throw new InvalidArgumentError(`Column '${path.slice(0, at + 1).join('.')}' is not a struct`, {
+          argument: 'column',
+        })
+      }
+      next = Object.freeze({ ...f, type: rewrite(f.type as StructType, at + 1) })
+    }
+    const fields = [...type.fields]
+    fields[i] = next
+    return Object.freeze({ type: 'struct', fields: Object.freeze(fields) })
+  }
+  const out = rewrite(schema, 0)
+  if (found === undefined)
+    throw new InvalidArgumentError(`Unknown column '${column}'`, { argument: 'column' })
+  return { schema: out, ...found }
+}
+
+/** The schema's own spelling of a dotted path (names compare without case). */
+function resolvedPath(schema: StructType, path: readonly string[]): string[] {
+  const out: string[] = []
+  let type: StructType | undefined = schema
+  for (const p of path) {
+    const f: StructField | undefined = type?.fields.find((x) => x.name.toLowerCase() === p.toLowerCase())
+    out.push(f?.name ?? p)
+    type = f !== undefined && isStructType(f.type) ? f.type : undefined
+  }
+  return out
+}
+
+function parentOf(column: string): string[] {
+  return column.split('.').slice(0, -1)
+}
+
+/** A field as Delta's history records it: name (dotted), type, nullable, metadata. */
+function fieldForLog(parent: readonly string[], f: StructField): Record<string, unknown> {
+  return {
+    name: [...parent, f.name].join('.'),
+    type: typeof f.type === 'string' ? f.type : f.type.type,
+    nullable: f.nullable,
+    metadata: f.metadata,
+  }
+}
