@@ -98,10 +98,11 @@ async function dispose(table: DeltaTable): Promise<void> {
 }
 
 /** The Z-order the DML loses to: about 100 outputs. */
-async function zOrder(table: DeltaTable, rows: number): Promise<void> {
+async function zOrder(table: DeltaTable): Promise<void> {
   const other = await DeltaTable.open(table.location, { autoCheckpoint: false })
   try {
-    await other.optimize({ zOrderBy: ['x', 'y'], targetFileSize: Math.max(64 * 1024, rows * 2) })
+    const bytes = (await other.snapshot()).activeFiles().reduce((n, f) => n + Number(f.size), 0)
+    await other.optimize({ zOrderBy: ['x', 'y'], targetFileSize: Math.ceil(bytes / 100) })
   } finally {
     await other.close()
   }
@@ -117,7 +118,7 @@ async function measure(template: string, rows: number, dml: Dml, runs: number): 
     try {
       const loser = await table.begin()
       await dml.run(loser)
-      await zOrder(table, rows)
+      await zOrder(table)
       const t0 = performance.now()
       const r = await loser.commit()
       subject.push(performance.now() - t0)
@@ -128,7 +129,7 @@ async function measure(template: string, rows: number, dml: Dml, runs: number): 
     }
     const rerun = await copyOf(template, FLAGS)
     try {
-      await zOrder(rerun, rows)
+      await zOrder(rerun)
       // The rerun starts from the table already at the new state, as the loser did.
       await (await rerun.begin()).abort()
       const t0 = performance.now()

@@ -8,7 +8,8 @@
  *
  * Refused, with the file-level checks then aborting, unless every rule of design 7.7 holds:
  * - P1/S1: deletion vectors writable, row tracking enabled with a materialized row-id column
- *   named, on the table the DML read (a winner that changes the metadata aborts earlier);
+ *   named, on the table the DML read (a winner that changes the metadata aborts earlier), and
+ *   no identity column (edge 12);
  * - S2: the winner is a pure relocation: every file action `dataChange=false`, no path both
  *   removed and added (a backfill re-adds paths), no metadata, protocol, `cdc` or `txn`, and no
  *   domain other than `delta.rowTracking` and `delta.clustering`;
@@ -29,7 +30,6 @@
  * from at least one relocated file: pruning only excludes, and an id then not found aborts.
  */
 import { RoaringBitmapArray } from '../dv/roaring-bitmap-array.js'
-import { disjunction, type Expression, lit } from '../expressions/ast.js'
 import { type Action, type AddFile, isAdd, isRemove, type RemoveFile } from '../protocol/actions.js'
 import { tombstoneOf, withNewDeletionVector } from '../protocol/file-action-rewrites.js'
 import {
@@ -38,7 +38,8 @@ import {
   rowTrackingState,
 } from '../protocol/row-tracking.js'
 import { parseStats } from '../protocol/stats.js'
-import type { RemovedRows } from './case5b-removed-rows.js'
+import { isFeatureActive } from '../protocol/table-features.js'
+import { boundsPredicate, type RemovedRows, unionOfBounds } from './case5b-removed-rows.js'
 import { newDeletionVectorDescriptor, sameDeletionVector } from './deletion-vectors.js'
 import { type FetchPlan, FetchPlanBuilder, type RowIdLookup } from './fetched-facts.js'
 import { indexFileActions } from './file-actions.js'
@@ -98,6 +99,10 @@ function setUp(input: PlanInput): Setup | { refused: string; path: string } | un
   if (!state.enabled || state.suspended || column === undefined) {
     return refuse('row tracking is not enabled on the table with a materialized row-id column')
   }
+  // Edge 12: identity values are assigned through metadata, which concurrent writers must not share.
+  if (isFeatureActive(txn.protocol, txn.metadata, 'identityColumns')) {
+    return refuse('the table has identity columns')
+  }
   const relocation = asPureRelocation(winner)
   if (typeof relocation === 'string') return refuse(relocation)
   const removed = txn.removedRowIds
@@ -132,7 +137,9 @@ function setUp(input: PlanInput): Setup | { refused: string; path: string } | un
     )
   }
 
-  const bounds: Expression = disjunction([...sought.values()].map((r) => r.bounds))
+  // One box for all the files (the union of their rows' bounds): a predicate per file would be
+  // tighter but cost a stats evaluation per file and output.
+  const bounds = boundsPredicate(unionOfBounds([...sought.values()].map((r) => r.bounds)))
   const matcher = createReadMatcher(txn.metadata)
   const candidates = [...relocation.outputs.values()].filter((o) => matcher.statsMayMatch(bounds, o))
   if (over(candidates.length, flags.zOrderReverseMaxCandidateFiles)) {
@@ -301,10 +308,7 @@ function reconcileZOrderReverse(input: PhaseInput): PhaseOutcome {
     created.push(
       Object.freeze({ dataFilePath: path, descriptor, bitmap, createdBy: 'case5b-zorder-reverse' as const }),
     )
-    masked.set(
-      path,
-      Object.freeze({ ids: sortedIds(answer.files.get(path)!.ids), whole: false, bounds: lit(true) }),
-    )
+    masked.set(path, Object.freeze({ ids: sortedIds(answer.files.get(path)!.ids), whole: false, bounds: [] }))
   }
   const relocated = new Set(touched)
   const kept = txn.actions.filter(

@@ -1,24 +1,22 @@
-import { type RemovedRowIds, type RemovedRows, removedRows } from '../conflict/case5b-removed-rows.js'
+import {
+  type ColumnBounds,
+  type RemovedRowIds,
+  type RemovedRows,
+  removedRows,
+} from '../conflict/case5b-removed-rows.js'
 import { initDeletionVectors } from '../dv/index.js'
 import { RoaringBitmapArray } from '../dv/roaring-bitmap-array.js'
 import type { ColumnSpec, DataFileRef, ValueBounds } from '../engine/data-plane.js'
 import type { WrittenFile } from '../engine/data-writer.js'
 import { InvalidArgumentError, UnsupportedError } from '../errors/index.js'
 import {
-  and,
-  col,
   columnsOf,
-  conjunction,
   dateLiteral,
   decimalLiteral,
-  disjunction,
   type Expression,
   floatingLiteral,
-  ge,
   integralLiteral,
-  isNull,
-  le,
-  lit,
+  type Literal,
   stringLiteral,
   timestampLiteral,
   timestampNtzLiteral,
@@ -51,8 +49,8 @@ export interface TouchedFile {
    * the same scan that matched them.
    */
   readonly rowIds?: readonly (bigint | null)[] | undefined
-  /** With `rowIds`: bounds on the values of the rows that leave, for conflict-time pruning. */
-  readonly bounds?: Expression | undefined
+  /** With `rowIds`: bounds of the values of the rows that leave, for conflict-time pruning. */
+  readonly bounds?: readonly ColumnBounds[] | undefined
 }
 
 /** What removing rows from files produced. */
@@ -114,7 +112,7 @@ export async function matchRows(
       liveRows: m.liveRows,
     }
     touched.push(
-      m.rowIds === undefined ? t : { ...t, rowIds: m.rowIds, bounds: boundsPredicate(boundsOf, m.bounds) },
+      m.rowIds === undefined ? t : { ...t, rowIds: m.rowIds, bounds: columnBounds(boundsOf, m.bounds) },
     )
   }
   return touched
@@ -146,33 +144,33 @@ function boundedColumns(columns: readonly ColumnSpec[]): ColumnSpec[] {
 }
 
 /**
- * A predicate every row with these bounds satisfies: per column `c BETWEEN min AND max`, or-ed
- * with `c IS NULL` where some value is null. A column whose bounds cannot be written as a
- * literal (NaN) is left out: leaving a column out only admits more files.
+ * The bounds of the leaving rows on each column: the smallest and largest value as literals, and
+ * whether some value is null. A column whose bounds cannot be written as a literal (NaN) is left
+ * out: an unbounded column only admits more files.
  */
-function boundsPredicate(
+function columnBounds(
   columns: readonly ColumnSpec[],
   bounds: readonly ValueBounds[] | undefined,
-): Expression {
-  const parts: Expression[] = []
+): ColumnBounds[] {
+  const out: ColumnBounds[] = []
   columns.forEach((c, k) => {
     const b = bounds?.[k]
     if (b === undefined) return
-    const nulls = b.nullCount > 0 ? [isNull(col(c.name))] : []
+    const nulls = b.nullCount > 0
     if (b.min === null || b.max === null) {
-      if (nulls.length > 0) parts.push(nulls[0]!)
+      if (nulls) out.push({ column: c.name, nulls })
       return
     }
     const low = literalOf(c.type, b.min)
     const high = literalOf(c.type, b.max)
     if (low === undefined || high === undefined) return
-    parts.push(disjunction([and(ge(col(c.name), low), le(col(c.name), high)), ...nulls]))
+    out.push({ column: c.name, range: { low, high }, nulls })
   })
-  return parts.length === 0 ? lit(true) : conjunction(parts)
+  return out
 }
 
 /** A literal of a value in the data plane's row representation, or undefined when it has none. */
-function literalOf(type: ColumnSpec['type'], v: unknown): Expression | undefined {
+function literalOf(type: ColumnSpec['type'], v: unknown): Literal | undefined {
   try {
     switch (type) {
       case 'byte':
@@ -219,7 +217,7 @@ export function removedRowIdsOf(
   for (const t of touched) {
     if (t.positions.length === 0) continue
     if (t.rowIds === undefined || t.rowIds.length !== t.positions.length) return undefined
-    const rows = removedRows(t.rowIds, t.positions.length >= t.liveRows, t.bounds ?? lit(true))
+    const rows = removedRows(t.rowIds, t.positions.length >= t.liveRows, t.bounds ?? [])
     if (rows === undefined) return undefined
     files.set(t.file.path, rows)
   }
