@@ -9,7 +9,16 @@
  *   deletion vector) and the winner's post-image contains it (`B` within `Wd`): a winner that
  *   restored rows is never silently undone (design decision 10);
  * - the loser's own post-image contains its read-time DV (`B` within `C`);
- * - no row was newly deleted by both: `(Wd and C) minus B` is empty.
+ * - no row was newly deleted by both: `(Wd and C) minus B` is empty;
+ * - for a MERGE with an insert clause, the winner newly deleted none of the target rows the MERGE
+ *   matched in P and left in place (`kept-matched-rows.ts`): such a row's existence kept the MERGE
+ *   from inserting its source row, so the MERGE read it as surely as the rows it changed. A MERGE
+ *   whose matched rows of P are unknown (its deletions were moved to P by a relocation) is not
+ *   reconciled.
+ * Every other row of P the loser read and left alone is safe to lose: a DELETE's or UPDATE's
+ * matching rows are the rows it changes, a target row no MERGE source row matched decides only its
+ * own fate (also under a NOT MATCHED BY SOURCE clause, whose conditions read the target only), and
+ * a winner's update images live in other files, which stay candidates of the added-files check.
  * Each path is decided on its own; a refused path stays in the file-level checks, which abort.
  * Successive winners compose: after winner k the loser's tombstone carries winner k's DV, which
  * is the pre-image winner k+1 must show.
@@ -27,6 +36,7 @@ import { tombstoneOf, withNewDeletionVector } from '../protocol/file-action-rewr
 import { newDeletionVectorDescriptor, readDeletionVector, sameDeletionVector } from './deletion-vectors.js'
 import { type FetchPlan, FetchPlanBuilder } from './fetched-facts.js'
 import { type FileActionIndex, indexFileActions } from './file-actions.js'
+import { keptMatchedRowsDeleted } from './kept-matched-rows.js'
 import {
   deletionVectorsWritable,
   noDeletionVectors,
@@ -192,6 +202,16 @@ function mergeOnePath(input: PhaseInput, own: FileActionIndex, path: string): Me
   }
   const overlap = countOverlap(theirs, ours, base)
   if (overlap > 0) return `both transactions deleted the same ${overlap} row(s)`
+  const kept = input.txn.keptMatchedRows
+  if (kept !== undefined) {
+    const lost = keptMatchedRowsDeleted(kept, path, theirs, base)
+    if (lost === undefined) {
+      return 'this MERGE inserts for unmatched source rows, and the target rows it matched in this file are not known (its deletions were moved here)'
+    }
+    if (lost > 0) {
+      return `the winner deleted ${lost} target row(s) this MERGE matched and left in place; without them it would have inserted their source rows`
+    }
+  }
   const union = theirs.union(ours)
   const descriptor = newDeletionVectorDescriptor(union)
   return {

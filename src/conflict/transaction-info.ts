@@ -20,6 +20,7 @@ import {
 import type { RelocationCapture } from './case5a-capture.js'
 import type { RemovedRowIds } from './case5b-removed-rows.js'
 import type { MergeReadSet } from './case6-merge-read-set.js'
+import type { KeptMatchedRows } from './kept-matched-rows.js'
 
 // === Types ===
 
@@ -83,6 +84,11 @@ export interface TransactionInfoInput {
   readonly relocation?: RelocationCapture | undefined
   /** Present for a DML on a table with row tracking enabled: the rows it takes out, for Case 5b. */
   readonly removedRowIds?: RemovedRowIds | undefined
+  /**
+   * Present for a MERGE with an insert clause that matched target rows and left them in place in
+   * a file it takes rows out of: those rows, which Case 2 counts as the transaction's own.
+   */
+  readonly keptMatchedRows?: KeptMatchedRows | undefined
 }
 
 /** What a transaction that assigns row ids read of the row-id high-water mark. */
@@ -132,6 +138,8 @@ export interface TransactionInfo {
    * of, which a Case 5b rewrite moves to the outputs it masks.
    */
   readonly removedRowIds: RemovedRowIds | undefined
+  /** See {@link TransactionInfoInput.keptMatchedRows}; keyed by the paths the MERGE read them in. */
+  readonly keptMatchedRows: KeptMatchedRows | undefined
 }
 
 // === Construction ===
@@ -197,6 +205,7 @@ export function createTransactionInfo(input: TransactionInfoInput): TransactionI
     rowTracking: input.rowTracking === undefined ? undefined : Object.freeze({ ...input.rowTracking }),
     relocation: input.relocation,
     removedRowIds: input.removedRowIds,
+    keptMatchedRows: input.keptMatchedRows,
   })
 }
 
@@ -353,6 +362,7 @@ interface Fields {
   readonly rowTracking: RowTrackingRead | undefined
   readonly relocation: RelocationCapture | undefined
   readonly removedRowIds: RemovedRowIds | undefined
+  readonly keptMatchedRows: KeptMatchedRows | undefined
 }
 
 function build(f: Fields): TransactionInfo {
@@ -378,6 +388,7 @@ function build(f: Fields): TransactionInfo {
     rowTracking: f.rowTracking,
     relocation: f.relocation,
     removedRowIds: f.removedRowIds,
+    keptMatchedRows: f.keptMatchedRows,
     isAppendOnly,
     metadataChanged,
   })

@@ -118,6 +118,7 @@ class MergeJob {
     this.#check()
 
     const files = await this.#leavingPositions()
+    const keptMatched = req.reportKeptMatched === true ? await this.#keptMatched(files) : undefined
     const matched = await this.#counts('m_pairs', req.whenMatched)
     const bySource = await this.#counts('m_nmbs', req.whenNotMatchedBySource)
     // Each part can hold millions of rows: they are appended one by one, as spreading them
@@ -139,6 +140,7 @@ class MergeJob {
       files,
       rows: Object.freeze(rows),
       ...(req.rowTracking === undefined ? {} : { rowIds: Object.freeze(rowIds) }),
+      ...(keptMatched === undefined ? {} : { keptMatched }),
       numSourceRows: req.sourceRows.length,
       numTargetRowsMatchedUpdated: matched.updated,
       numTargetRowsMatchedDeleted: matched.deleted,
@@ -283,6 +285,34 @@ class MergeJob {
         ...(tracking ? { rowIds: Object.freeze(idsByFile.get(i) ?? []) } : {}),
       }),
     )
+  }
+
+  /**
+   * Per request file, the target rows matched by some source row that no clause acted on, in the
+   * files rows leave (only there can they matter to conflict checking).
+   */
+  async #keptMatched(files: readonly FileMatches[]): Promise<readonly (readonly number[])[]> {
+    const touched: number[] = []
+    files.forEach((f, i) => {
+      if (f.positions.length > 0) touched.push(i)
+    })
+    const byFile = new Map<number, number[]>()
+    if (touched.length > 0) {
+      // A row a clause acted on for one of its source rows left the file: only rows for which no
+      // pair picked a clause stayed.
+      const rows = (
+        await this.#con.runAndReadAll(
+          'SELECT __fidx, list(__pos ORDER BY __pos) FROM (SELECT __fidx, __pos FROM m_pairs ' +
+            `WHERE __fidx IN (${touched.join(', ')}) GROUP BY __fidx, __pos HAVING max(__clause) < 0) ` +
+            'GROUP BY __fidx',
+        )
+      ).getRowsJS()
+      for (const [fidx, list] of rows) {
+        byFile.set(Number(fidx), Array.isArray(list) ? list.map((p) => Number(p)) : [])
+      }
+    }
+    this.#check()
+    return Object.freeze(files.map((_, i) => Object.freeze(byFile.get(i) ?? [])))
   }
 
   /** Target rows acted on by update clauses and by delete clauses. */

@@ -71,6 +71,12 @@ export interface MergeRequest {
    * `defaultRowCommitVersion`) and the result carries `rowIds`.
    */
   readonly rowTracking?: RowTrackingColumns | undefined
+  /**
+   * Report, for each file some clause takes rows out of, the target rows that were matched and
+   * left in place ({@link MergeResult.keptMatched}); conflict checking needs them for a MERGE that
+   * inserts (a concurrent deletion of such a row would have let a source row be inserted).
+   */
+  readonly reportKeptMatched?: boolean | undefined
   readonly signal?: AbortSignal | undefined
 }
 
@@ -107,6 +113,12 @@ export interface MergeResult {
   readonly numTargetRowsNotMatchedBySourceUpdated: number
   readonly numTargetRowsNotMatchedBySourceDeleted: number
   readonly numTargetRowsInserted: number
+  /**
+   * With `reportKeptMatched` in the request: per request file, in request order, the positions
+   * (ascending) of the target rows some source row matched but no clause acted on, listed only for
+   * files with a position in `files` (empty for the others).
+   */
+  readonly keptMatched?: readonly (readonly number[])[] | undefined
   /**
    * Set when a target row is matched by more than one source row with an applicable matched
    * clause and that is not allowed; `files` and `rows` are then empty.

@@ -1,3 +1,4 @@
+import { keptMatchedRows } from '../conflict/kept-matched-rows.js'
 import type { WrittenFile } from '../engine/data-writer.js'
 import type { MergeResult } from '../engine/merge-plan.js'
 import { InternalError, InvalidArgumentError, UnsupportedError } from '../errors/index.js'
@@ -36,6 +37,10 @@ import { writeTargetOf } from './write-support.js'
  * every live row is removed whole. Nothing is staged on invalid input. With row tracking enabled
  * an updated row keeps its stable row id and takes the MERGE's version as its commit version, an
  * inserted row gets a fresh id, and a copied row keeps both.
+ *
+ * Conflicts. A MERGE with an insert clause also records, in each file it takes rows out of, the
+ * target rows it matched and left in place: a concurrent commit deleting one of them would have
+ * let its source row be inserted, so Case 2 counts them as the MERGE's own rows.
  *
  * @param ctx - the transaction's context
  * @param sourceRows - the source rows: plain objects keyed by source column name
@@ -86,6 +91,9 @@ export async function buildMerge(
     whenNotMatchedBySource: plan.whenNotMatchedBySource,
     allowMultipleMatches: plan.whenMatched.length === 1 && isUnconditionalDelete(plan),
     rowTracking,
+    // Case 2 counts the rows a MERGE that inserts matched and left in place as its own: asked for
+    // whatever the flags, so that explaining a conflict with Case 2 on gives the answer it would.
+    reportKeptMatched: plan.whenNotMatched.length > 0,
     signal: ctx.signal,
   })
   if (result.multipleMatch !== undefined) throw multipleMatchError(plan, sourceRows, result)
@@ -94,8 +102,16 @@ export async function buildMerge(
   }
 
   const touched: TouchedFile[] = []
+  const kept: [path: string, positions: readonly number[]][] = []
   for (const [i, m] of result.files.entries()) {
     if (m.positions.length > 0) {
+      if (plan.whenNotMatched.length > 0) {
+        const positions = result.keptMatched?.[i]
+        if (positions === undefined) {
+          throw new InternalError('the merge executor did not report the matched rows it left in place')
+        }
+        kept.push([files[i]!.path, positions])
+      }
       touched.push({
         file: files[i]!,
         ref: refs[i]!,
@@ -147,6 +163,7 @@ export async function buildMerge(
     }),
     changesData: true,
     preservesRowIds: rowTracking !== undefined,
+    keptMatchedRows: keptMatchedRows(kept),
     removedRowIds:
       rowTracking === undefined
         ? undefined

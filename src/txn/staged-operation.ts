@@ -2,6 +2,7 @@ import type { RelocationCapture } from '../conflict/case5a-capture.js'
 import type { RemovedRowIds } from '../conflict/case5b-removed-rows.js'
 import type { MergeReadSet } from '../conflict/case6-merge-read-set.js'
 import type { ConflictFlags } from '../conflict/flags.js'
+import type { KeptMatchedRows } from '../conflict/kept-matched-rows.js'
 import type { Engine } from '../engine/engine.js'
 import type { Expression } from '../expressions/ast.js'
 import type { Action, AddFile } from '../protocol/actions.js'
@@ -87,6 +88,11 @@ export interface PreparedOperation {
    * ids and value bounds), for reconciling it with a relocating OPTIMIZE that wins (Case 5b).
    */
   readonly removedRowIds?: RemovedRowIds | undefined
+  /**
+   * For a MERGE with an insert clause, the target rows it matched and left in place in the files
+   * it takes rows out of (Case 2 counts them as its own).
+   */
+  readonly keptMatchedRows?: KeptMatchedRows | undefined
 }
 
 /**

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import type { ConflictFlags } from '../conflict/flags.js'
+import { combineKeptMatchedRows } from '../conflict/kept-matched-rows.js'
 import {
   chooseIsolationLevel,
   createReadPredicate,
@@ -358,6 +359,7 @@ export class TransactionCore {
       rowTracking: rowIds.read,
       relocation: this.#staged.find((s) => s.relocation !== undefined)?.relocation,
       removedRowIds: this.#staged.find((s) => s.removedRowIds !== undefined)?.removedRowIds,
+      keptMatchedRows: combineKeptMatchedRows(this.#staged.map((s) => s.keptMatchedRows)),
     })
     const commitInfo: CommitInfo = {
       timestamp: BigInt(Date.now()),

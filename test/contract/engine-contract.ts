@@ -495,6 +495,45 @@ export function engineContract(name: string, factory: EngineFactory): void {
       )
 
       it(
+        'reports, when asked, the matched target rows no clause acted on in the files rows leave',
+        withEngine(async (engine) => {
+          // An engine without MERGE (the member is optional) has nothing to check here.
+          if (engine.merge === undefined) return
+          const touched = await writeOne(engine.writer, rowsOf([1, 2, 3, 4]))
+          const untouched = await writeOne(engine.writer, rowsOf([7, 8]))
+          const result = await engine.merge.execute({
+            files: [ref(touched), ref(untouched)],
+            targetColumns: COLUMNS,
+            sourceColumns: [{ name: 'id', type: 'long' }],
+            sourceRows: [{ id: 4n }, { id: 1n }, { id: 2n }, { id: 7n }, { id: 9n }],
+            on: parsePredicate('target.id = source.id'),
+            // Only id 1 is updated: ids 2, 4 and 7 are matched and stay as they are.
+            whenMatched: [
+              {
+                kind: 'update',
+                condition: parsePredicate('source.id = 1'),
+                set: { amount: parseExpression('1') },
+              },
+            ],
+            whenNotMatched: [{ values: { id: parseExpression('source.id') } }],
+            whenNotMatchedBySource: [],
+            allowMultipleMatches: false,
+            reportKeptMatched: true,
+          })
+          assert.deepEqual(
+            result.files.map((f) => f.positions),
+            [[0], []],
+          )
+          // The untouched file's matched row (id 7) is not listed: no row leaves that file.
+          assert.deepEqual(result.keptMatched, [[1, 3], []])
+          assert.deepEqual(
+            result.rows.map((r) => Number(r.id as bigint)),
+            [1, 9],
+          )
+        }),
+      )
+
+      it(
         'reports a target row two source rows would update, and changes nothing',
         withEngine(async (engine) => {
           // An engine without MERGE (the member is optional) has nothing to check here.
