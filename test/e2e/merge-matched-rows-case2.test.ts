@@ -12,7 +12,7 @@ import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, describe, it } from 'node:test'
-import { isDeltaError } from '../../src/errors/index.js'
+import { ConcurrentModificationError, isDeltaError } from '../../src/errors/index.js'
 import type { MergeOptions } from '../../src/ops/merge-clauses.js'
 import { DeltaTable } from '../../src/table/delta-table.js'
 
@@ -32,6 +32,8 @@ interface Outcome {
   /** 'committed', or the loser's error code. */
   readonly outcome: string
   readonly message: string
+  /** What the conflict's hint names as having reconciled it, if anything. */
+  readonly remedy: string | undefined
   readonly kinds: readonly string[]
   /** value by id; an id seen twice is reported by the assertion in `valuesOf`. */
   readonly values: ReadonlyMap<number, number>
@@ -56,6 +58,7 @@ async function race(setup: Race): Promise<Outcome> {
   await setup.winner(table)
   let outcome = 'committed'
   let message = ''
+  let remedy: string | undefined
   let kinds: readonly string[] = []
   try {
     kinds = (await tx.commit()).reconciliations.map((r) => r.kind)
@@ -63,8 +66,9 @@ async function race(setup: Race): Promise<Outcome> {
     if (!isDeltaError(err)) throw err
     outcome = err.code
     message = err.message
+    if (err instanceof ConcurrentModificationError) remedy = err.remedy
   }
-  return { outcome, message, kinds, values: await valuesOf(table), table }
+  return { outcome, message, remedy, kinds, values: await valuesOf(table), table }
 }
 
 async function valuesOf(table: DeltaTable): Promise<Map<number, number>> {
@@ -141,6 +145,36 @@ describe('Case 2 and a MERGE that matched rows it left unchanged', () => {
       assert.equal(after.size, 100)
     })
   }
+
+  it('with every flag off, the abort names no flag for the lost-insert schedule, and Case 2 for a plain upsert', async () => {
+    const lost = await race({
+      conflicts: {},
+      loser: (tx) =>
+        tx.merge(
+          ...conditionalUpsert([
+            [5, 0],
+            [7, 10],
+          ]),
+        ),
+      winner: (t) => t.delete('id = 5'),
+    })
+    assert.equal(lost.outcome, 'DELTA_CONCURRENT_APPEND', lost.message)
+    assert.equal(lost.remedy, undefined)
+    const plain = await race({
+      conflicts: {},
+      loser: (tx) =>
+        tx.merge(
+          ...conditionalUpsert([
+            [5, 9],
+            [7, 10],
+          ]),
+        ),
+      winner: (t) => t.delete('id = 50'),
+    })
+    assert.equal(plain.outcome, 'DELTA_CONCURRENT_APPEND', plain.message)
+    assert.match(plain.remedy ?? '', /rowLevelConcurrency\.enabled/)
+    assert.equal(plain.values.size, 99)
+  })
 
   it('a plain upsert (every matched row changed) still reconciles through Case 2', async () => {
     const r = await race({
