@@ -336,7 +336,13 @@ for (const kit of KITS) {
         const store = kit.open(kit.viaProxy(server, proxy), container)
         proxy.setRules([{ fault: { kind: 'hang' }, times: 1 }])
         const controller = new AbortController()
-        setTimeout(() => controller.abort(), 50)
+        // Abort once the request hangs at the proxy: a fixed delay can fire before a loaded
+        // machine has even sent it.
+        const sent = (async () => {
+          const deadline = Date.now() + 10_000
+          while (proxy.requests === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5))
+          controller.abort()
+        })()
         await assert.rejects(
           store.read('l/h.json', undefined, { signal: controller.signal }),
           (err: unknown) => {
@@ -344,6 +350,7 @@ for (const kit of KITS) {
             return true
           },
         )
+        await sent
         assert.equal(proxy.requests, 1)
       })
     })
