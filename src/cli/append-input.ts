@@ -1,7 +1,13 @@
 import { type DeltaTable, InternalError, type OverwriteOptions } from '../index.js'
 import type { CommandContext } from './command.js'
 import type { CommitResult } from './commit-output.js'
-import { type ExtraColumns, type InputFormat, inputFormatOf, openInputFiles } from './input-file.js'
+import {
+  type ExtraColumns,
+  type InputFormat,
+  inferSchema,
+  inputFormatOf,
+  openInputFiles,
+} from './input-file.js'
 import { InterruptedError, type StoreWrites } from './interrupt.js'
 
 /** Rows per `append` batch when the user gives no `--batch-rows`. */
@@ -47,6 +53,11 @@ export async function appendInputFiles(
     extraColumns?: ExtraColumns | undefined
     /** `--mode overwrite`: what the rows replace (see `Transaction.overwrite`); absent for an append. */
     overwrite?: Omit<OverwriteOptions, 'targetFileSize'> | undefined
+    /**
+     * `--schema-mode merge`: input columns the table lacks are added to its schema in the same
+     * commit (nullable, typed as DuckDB reads them; a timestamp without a zone as `timestamp`).
+     */
+    schemaMode?: 'merge' | undefined
     /** The counts of a table opened by `openWatchedTable`, for the report of an interrupt. */
     writes?: StoreWrites | undefined
   },
@@ -70,7 +81,16 @@ export async function appendInputFiles(
     try {
       const batchRows = Math.max(1, options.batchRows ?? DEFAULT_BATCH_ROWS)
       const extra = options.extraColumns ?? 'error'
-      const read = input.readRows(txn.snapshot.schema, batchRows, extra, staging.signal)
+      const known = new Set(txn.snapshot.schema.fields.map((f) => f.name.toLowerCase()))
+      const newColumns =
+        options.schemaMode === 'merge'
+          ? inferSchema(
+              input.columns.filter((c) => !known.has(c.name.toLowerCase())),
+              'timestamp',
+            ).fields
+          : []
+      const schema = { ...txn.snapshot.schema, fields: [...txn.snapshot.schema.fields, ...newColumns] }
+      const read = input.readRows(schema, batchRows, extra, staging.signal)
       // Every batch goes to one write, so the files are cut by the target size across batches.
       const counted = async function* () {
         for await (const batch of read) {
@@ -84,7 +104,7 @@ export async function appendInputFiles(
       const size = options.targetFileSize === undefined ? {} : { targetFileSize: options.targetFileSize }
       const metrics =
         options.overwrite === undefined
-          ? await txn.appendBatches(counted(), size)
+          ? await txn.appendBatches(counted(), newColumns.length === 0 ? size : { ...size, newColumns })
           : await txn.overwrite(counted(), { ...size, ...options.overwrite })
       stagedFiles = metrics.numFiles ?? 0
       const stagedRows = metrics.numOutputRows ?? 0

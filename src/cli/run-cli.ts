@@ -8,6 +8,7 @@ import {
   UsageError,
   usageLine,
 } from './command.js'
+import { alterCommand } from './commands/alter.js'
 import { appendCommand } from './commands/append.js'
 import { checkpointCommand } from './commands/checkpoint.js'
 import { cleanupMetadataCommand } from './commands/cleanup-metadata.js'
@@ -39,6 +40,7 @@ export const COMMANDS: readonly Command[] = Object.freeze([
   vacuumCommand,
   fsckCommand,
   restoreCommand,
+  alterCommand,
   historyCommand,
   scanCommand,
   describeCommand,

@@ -184,17 +184,42 @@ export function buildAddColumns(
   const snap = ctx.snapshot
   const ddl = typeof columns === 'string' ? columns : columns.join(', ')
   const added = parseDdlSchema(ddl).fields
-  const schema = withAddedColumns(snap, added, 'columns')
+  const { actions } = addedColumnsActions(snap, added, 'columns')
+  const columnsParameter = added.map((f) => ({ column: fieldForLog([], f) }))
+  return {
+    operation: 'ADD COLUMNS',
+    parameters: { columns: JSON.stringify(columnsParameter) },
+    actions,
+    metrics: {},
+    changesData: false,
+  }
+}
+
+/**
+ * The schema with new nullable columns appended, and the actions that commit it: a `metaData`,
+ * and a `protocol` when a new type needs a feature (`timestamp_ntz`). Shared by `ADD COLUMNS`
+ * and by an append that evolves the schema (`schemaMode: 'merge'`).
+ *
+ * @param snap - the read snapshot
+ * @param added - the new columns
+ * @param argument - the argument an error names
+ * @returns the new schema and the actions
+ * @throws {InvalidArgumentError} for a column that exists or is NOT NULL
+ * @throws {UnsupportedError} on a table with column mapping
+ */
+export function addedColumnsActions(
+  snap: Snapshot,
+  added: readonly StructField[],
+  argument: string,
+): { schema: StructType; actions: Action[] } {
+  const schema = withAddedColumns(snap, added, argument)
   const metadata = createMetadata({ ...snap.metadata, schemaString: serializeSchema(schema) })
   const protocol = protocolWithRequiredFeatures(snap.protocol, snap.properties, schema)
-  const columnsParameter = added.map((f) => ({ column: fieldForLog([], f) }))
-  return metadataOperation(
-    snap,
-    'ADD COLUMNS',
-    { columns: JSON.stringify(columnsParameter) },
-    metadata,
-    protocol,
-  )
+  checkWriteSupported(protocol, metadata, WRITE_SUPPORT)
+  const actions: Action[] = []
+  if (protocol !== snap.protocol) actions.push({ protocol })
+  actions.push({ metaData: metadata })
+  return { schema, actions }
 }
 
 /**

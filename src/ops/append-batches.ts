@@ -1,13 +1,21 @@
 import type { WrittenFile } from '../engine/data-writer.js'
 import { InvalidArgumentError } from '../errors/index.js'
+import { type StructField, toStructType } from '../protocol/schema.js'
 import { appendOnly, targetFileSize } from '../protocol/table-properties.js'
 import type { OperationContext, PreparedOperation } from '../txn/staged-operation.js'
+import { evolveSchema, withSchemaEvolution } from './schema-merge.js'
 import { addFileOf, writeTargetOf } from './write-support.js'
 
 /** Options of an append of row batches. */
 export interface BatchAppendOptions {
   /** Bytes per new file; wins over the table's `delta.targetFileSize` (default 128 MiB). */
   readonly targetFileSize?: number | undefined
+  /**
+   * Columns the batches carry that the table lacks: they are added to the schema (nullable) in
+   * the same commit as the rows, as an append with `schemaMode: 'merge'` adds them (the rows of
+   * a stream are not all known in advance, so their types are given here).
+   */
+  readonly newColumns?: readonly StructField[] | undefined
 }
 
 /**
@@ -33,12 +41,14 @@ export async function buildBatchAppend(
   appendOnly(snap.properties)
   // Read before any write, so a malformed delta.targetFileSize fails before the input is read.
   const fileSize = options.targetFileSize ?? targetFileSize(snap.properties)
+  const evolution = options.newColumns === undefined ? undefined : evolveSchema(snap, options.newColumns)
+  const target = writeTargetOf(snap, fileSize)
   const written = await ctx.engine.writer.writeRows({
     rows: batches,
-    target: writeTargetOf(snap, fileSize),
+    target: evolution === undefined ? target : { ...target, schema: evolution.schema },
     signal: ctx.signal,
   })
-  return blindAppendOperation(ctx, written)
+  return withSchemaEvolution(blindAppendOperation(ctx, written), evolution)
 }
 
 /**
@@ -68,7 +78,8 @@ export function blindAppendOperation(
 }
 
 /**
- * Checks the options of an append of row batches: only `targetFileSize`, a positive number.
+ * Checks the options of an append of row batches: `targetFileSize`, a positive number, and
+ * `newColumns`, schema fields.
  *
  * @throws {InvalidArgumentError} naming the option
  */
@@ -78,10 +89,21 @@ export function checkBatchAppendOptions(options: unknown): asserts options is Ba
     throw new InvalidArgumentError('options must be an object', { argument: 'options' })
   }
   for (const [key, value] of Object.entries(options)) {
+    if (key === 'newColumns') {
+      if (value !== undefined) {
+        if (!Array.isArray(value)) {
+          throw new InvalidArgumentError('options.newColumns must be an array of schema fields', {
+            argument: 'options.newColumns',
+          })
+        }
+        toStructType({ type: 'struct', fields: value })
+      }
+      continue
+    }
     if (key !== 'targetFileSize') {
       throw new InvalidArgumentError(`Unknown option '${key}' of appendBatches`, {
         argument: `options.${key}`,
-        hint: 'appendBatches takes { targetFileSize }.',
+        hint: 'appendBatches takes { targetFileSize, newColumns }.',
       })
     }
     if (value !== undefined && (typeof value !== 'number' || !(value > 0) || !Number.isFinite(value))) {

@@ -1,9 +1,10 @@
-import { InvalidArgumentError } from '../errors/index.js'
+import { InvalidArgumentError, UnsupportedError } from '../errors/index.js'
 import type { Expression } from '../expressions/ast.js'
 import { appendOnly, targetFileSize } from '../protocol/table-properties.js'
 import type { OperationContext, PreparedOperation } from '../txn/staged-operation.js'
 import { blindAppendOperation } from './append-batches.js'
 import { buildOverwrite } from './overwrite.js'
+import { evolveSchemaForRows, type SchemaMode, withSchemaEvolution } from './schema-merge.js'
 import { writeTargetOf } from './write-support.js'
 
 /** Options of an append. */
@@ -22,6 +23,12 @@ export interface AppendOptions {
    * `'static'` (default) the whole table, or `replaceWhere`.
    */
   readonly partitionOverwriteMode?: 'static' | 'dynamic'
+  /**
+   * `'merge'`: columns of the rows that the table lacks are added to its schema (nullable) in
+   * the same commit, as Spark's `mergeSchema` does; their types are read off the values (see
+   * `schema-merge.ts`). Not with `mode: 'overwrite'`.
+   */
+  readonly schemaMode?: SchemaMode | undefined
 }
 
 /**
@@ -49,15 +56,17 @@ export async function buildAppend(
   appendOnly(snap.properties)
   // Read before any write, so a malformed delta.targetFileSize fails an append of no rows too.
   const fileSize = options.targetFileSize ?? targetFileSize(snap.properties)
+  const evolution = options.schemaMode === 'merge' ? evolveSchemaForRows(snap, rows) : undefined
+  const target = writeTargetOf(snap, fileSize)
   const written =
     rows.length === 0
       ? []
       : await ctx.engine.writer.writeRows({
           rows,
-          target: writeTargetOf(snap, fileSize),
+          target: evolution === undefined ? target : { ...target, schema: evolution.schema },
           signal: ctx.signal,
         })
-  return blindAppendOperation(ctx, written)
+  return withSchemaEvolution(blindAppendOperation(ctx, written), evolution)
 }
 
 /**
@@ -68,7 +77,14 @@ export async function buildAppend(
  * @throws {InvalidArgumentError} naming the option
  */
 function checkWriteMode(options: AppendOptions): void {
-  if (options.mode === 'overwrite') return
+  if (options.mode === 'overwrite') {
+    if (options.schemaMode !== undefined) {
+      throw new UnsupportedError('schemaMode is not supported with an overwrite yet', {
+        hint: "Add the columns first with table.alter.addColumns, then overwrite; or append with schemaMode: 'merge'.",
+      })
+    }
+    return
+  }
   for (const key of ['replaceWhere', 'partitionOverwriteMode'] as const) {
     if (options[key] !== undefined) {
       throw new InvalidArgumentError(`options.${key} applies to an overwrite only`, {

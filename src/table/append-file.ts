@@ -6,8 +6,9 @@
  */
 
 import { extname } from 'node:path'
-import { InternalError, InvalidArgumentError } from '../errors/index.js'
+import { InternalError, InvalidArgumentError, UnsupportedError } from '../errors/index.js'
 import type { AppendOptions } from '../ops/append.js'
+import type { StructField, StructType } from '../protocol/schema.js'
 import type { Transaction } from './transaction.js'
 
 /** Formats of input files. */
@@ -35,6 +36,12 @@ export interface AppendFileOptions {
   readonly replaceWhere?: AppendOptions['replaceWhere'] | undefined
   /** With `mode: 'overwrite'`: `'dynamic'` replaces only the partitions the rows land in. */
   readonly partitionOverwriteMode?: AppendOptions['partitionOverwriteMode'] | undefined
+  /**
+   * `'merge'`: input columns the table lacks are added to its schema (nullable, with the type
+   * DuckDB reads them as; a timestamp without a zone as `timestamp`) in the same commit. Not
+   * with `mode: 'overwrite'`.
+   */
+  readonly schemaMode?: AppendOptions['schemaMode'] | undefined
   /** Stops the append before its commit; the files it staged are deleted. */
   readonly signal?: AbortSignal | undefined
 }
@@ -96,7 +103,7 @@ export async function stageInputFiles(
   const format = fileFormatOf(paths, options.format)
   // The reader lives with the CLI, which loads it; a library user who never appends a file
   // never loads DuckDB's input readers or the CLI's modules.
-  const { openInputFiles } = await import('../cli/input-file.js')
+  const { inferSchema, openInputFiles } = await import('../cli/input-file.js')
   const input = await openInputFiles(paths, format, { columns: options.columns })
   try {
     const batchRows = options.batchRows ?? DEFAULT_BATCH_ROWS
@@ -105,8 +112,16 @@ export async function stageInputFiles(
       options.targetFileSize === undefined ? {} : { targetFileSize: options.targetFileSize }
     let read = 0
     let staged = 0
-    const batches = input.readRows(txn.snapshot.schema, batchRows, extra, signal)
+    const newColumns =
+      options.schemaMode === 'merge' ? newInputColumns(txn.snapshot.schema, input.columns, inferSchema) : []
+    const schema = { ...txn.snapshot.schema, fields: [...txn.snapshot.schema.fields, ...newColumns] }
+    const batches = input.readRows(schema, batchRows, extra, signal)
     if (options.mode === 'overwrite') {
+      if (options.schemaMode !== undefined) {
+        throw new UnsupportedError('schemaMode is not supported with an overwrite yet', {
+          hint: "Add the columns first with table.alter.addColumns, then overwrite; or append with schemaMode: 'merge'.",
+        })
+      }
       // One operation takes every batch: what it replaces may depend on all of them (dynamic).
       const counted = async function* () {
         for await (const batch of batches) {
@@ -127,7 +142,8 @@ export async function stageInputFiles(
           yield batch
         }
       }
-      staged = (await txn.appendBatches(counted(), appendOptions)).numOutputRows ?? 0
+      const evolution = newColumns.length === 0 ? {} : { newColumns }
+      staged = (await txn.appendBatches(counted(), { ...appendOptions, ...evolution })).numOutputRows ?? 0
     }
     // The writer counts the rows of its own files: a difference from the rows read means rows
     // were lost or doubled on the way, and nothing may be committed.
@@ -140,4 +156,27 @@ export async function stageInputFiles(
   } finally {
     input.close()
   }
+}
+
+/**
+ * The input columns a table lacks (names compare without case), typed as DuckDB reads them, for
+ * an append that evolves the schema.
+ *
+ * @param schema - the table schema
+ * @param columns - the input columns
+ * @param infer - the input reader's schema inference
+ * @returns the new fields, nullable
+ */
+function newInputColumns<C extends { readonly name: string }>(
+  schema: StructType,
+  columns: readonly C[],
+  infer: (columns: readonly C[], naive: 'timestamp') => StructType,
+): StructField[] {
+  const known = new Set(schema.fields.map((f) => f.name.toLowerCase()))
+  return [
+    ...infer(
+      columns.filter((c) => !known.has(c.name.toLowerCase())),
+      'timestamp',
+    ).fields,
+  ]
 }

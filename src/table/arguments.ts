@@ -112,6 +112,7 @@ const APPEND_KEYS = {
   mode: true,
   replaceWhere: true,
   partitionOverwriteMode: true,
+  schemaMode: true,
 } as const satisfies Record<keyof AppendOptions, true>
 const UPDATE_KEYS = { where: true, set: true } as const satisfies Record<keyof UpdateOptions, true>
 const MERGE_KEYS = {
@@ -163,6 +164,7 @@ const APPEND_FILE_KEYS = {
   mode: true,
   replaceWhere: true,
   partitionOverwriteMode: true,
+  schemaMode: true,
   signal: true,
 } as const satisfies Record<keyof AppendFileOptions, true>
 
@@ -364,6 +366,7 @@ export function checkAppendOptions(value: unknown): void {
   checkKnownKeys(o, 'options', APPEND_KEYS, 'append')
   optNumber(o, 'targetFileSize', 'options', { min: 0, above: true })
   checkWriteModeFields(o)
+  optOneOf(o, 'schemaMode', 'options', ['merge'])
 }
 
 /**
@@ -459,6 +462,7 @@ export function checkAppendFileOptions(value: unknown): void {
   optNumber(o, 'batchRows', 'options', { min: 1, integer: true })
   optNumber(o, 'targetFileSize', 'options', { min: 0, above: true })
   checkWriteModeFields(o)
+  optOneOf(o, 'schemaMode', 'options', ['merge'])
   optSignal(o, 'options')
 }
 

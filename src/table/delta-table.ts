@@ -2,7 +2,12 @@ import type { ArrowInput } from '../arrow/arrow-to-rows.js'
 import { type ConflictFlags, parseConflictFlags } from '../conflict/flags.js'
 import type { Engine } from '../engine/engine.js'
 import { createDefaultEngine, type DefaultEngineOptions } from '../engine-default/default-engine.js'
-import { ConcurrentModificationError, InvalidArgumentError, isDeltaError } from '../errors/index.js'
+import {
+  ConcurrentModificationError,
+  InvalidArgumentError,
+  isDeltaError,
+  UnsupportedError,
+} from '../errors/index.js'
 import type { Expression } from '../expressions/ast.js'
 import type { AppendOptions } from '../ops/append.js'
 import { buildFsckRepair, checkLiveFiles, type FsckOptions, type FsckResult } from '../ops/fsck.js'
@@ -295,8 +300,14 @@ export class DeltaTable {
    * predicate are (and a new row it does not select is refused); with
    * `partitionOverwriteMode: 'dynamic'` only the partitions the new rows land in are emptied.
    *
+   * With `schemaMode: 'merge'` (Spark's `mergeSchema`) columns of the rows that the table lacks
+   * are added to its schema, nullable, in the same commit (a `metaData` action); their types are
+   * read off the values (bigint or whole number: long, fraction: double, string, boolean, Date:
+   * timestamp, Uint8Array: binary), and table columns a row lacks are null. A value that does not
+   * fit an existing column's type is refused as always.
+   *
    * @param rows - plain objects keyed by column name, or Arrow input
-   * @param options - `targetFileSize`, `mode`, `replaceWhere`, `partitionOverwriteMode`
+   * @param options - `targetFileSize`, `mode`, `replaceWhere`, `partitionOverwriteMode`, `schemaMode`
    * @throws {InvalidArgumentError} for rows that do not fit the schema; nothing is written
    * @throws {ReplaceWhereMismatchError} naming a new row `replaceWhere` does not select; nothing
    *   is committed
@@ -311,6 +322,11 @@ export class DeltaTable {
     const arrow = convert?.isArrowInput(rows) === true
     if (!arrow) checkRows(rows, 'rows')
     checkAppendOptions(options)
+    if (arrow && options.schemaMode !== undefined) {
+      throw new UnsupportedError("schemaMode: 'merge' takes rows as objects, not Arrow input, yet", {
+        hint: 'Add the new columns first with table.alter.addColumns, then append the Arrow data.',
+      })
+    }
     return this.#stageAndCommit(undefined, async (txn) => {
       if (!arrow) {
         // checkRows proved it an array of row objects.

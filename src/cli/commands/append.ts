@@ -5,8 +5,10 @@ import {
   INPUT_COLUMNS_OPTIONS,
   integerOption,
   listOption,
+  type OptionValues,
   sizeOption,
   stringOption,
+  UsageError,
 } from '../command.js'
 import { printCommit } from '../commit-output.js'
 import { prepareInput } from '../input-paths.js'
@@ -21,7 +23,8 @@ export const appendCommand: Command = {
   details: [
     'Files are read with DuckDB and converted to the table schema; columns are matched by name',
     '(missing columns are null; an input column the table lacks is refused unless --columns or',
-    '--ignore-extra-columns leaves it out). Large inputs are read in batches into one write, whose',
+    '--ignore-extra-columns leaves it out, or --schema-mode merge adds it to the schema in the same',
+    'commit). Large inputs are read in batches into one write, whose',
     'files are cut near --target-file-size, and one commit: either every row lands or none does. A file given as - is standard input',
     '(--format is then required), e.g. cat rows.csv | delta-rlc append ./t - --format csv.',
   ].join('\n'),
@@ -33,6 +36,11 @@ export const appendCommand: Command = {
     },
     'batch-rows': { type: 'string', value: 'N', help: `rows per batch (default ${DEFAULT_BATCH_ROWS})` },
     'target-file-size': { type: 'string', value: 'SIZE', help: 'bytes per new data file, e.g. 128MB' },
+    'schema-mode': {
+      type: 'string',
+      value: 'merge',
+      help: 'merge: add the input columns the table lacks to its schema (nullable) in the same commit',
+    },
     ...WRITE_MODE_OPTIONS,
     ...INPUT_COLUMNS_OPTIONS,
     ...CONFLICTS_OPTION,
@@ -48,6 +56,12 @@ export const appendCommand: Command = {
       batchRows: integerOption(values, 'batch-rows', 'append'),
       targetFileSize: sizeOption(values, 'target-file-size', 'append'),
       overwrite: writeModeOption(values, 'append'),
+      schemaMode: schemaModeOption(values),
+    }
+    if (options.schemaMode !== undefined && options.overwrite !== undefined) {
+      throw new UsageError('--schema-mode merge applies to an append, not to --mode overwrite', 'append', {
+        argument: 'schema-mode',
+      })
     }
     // The watched store counts the staged files an interrupt removes, which the report names.
     const { table, writes } = await openWatchedTable(loc, values)
@@ -65,4 +79,14 @@ export const appendCommand: Command = {
       await input?.cleanup()
     }
   },
+}
+
+/** `--schema-mode`: `merge`, or absent. */
+function schemaModeOption(values: OptionValues): 'merge' | undefined {
+  const mode = stringOption(values, 'schema-mode')
+  if (mode === undefined) return undefined
+  if (mode !== 'merge') {
+    throw new UsageError(`--schema-mode must be merge, got '${mode}'`, 'append', { argument: 'schema-mode' })
+  }
+  return mode
 }
