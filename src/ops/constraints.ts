@@ -250,6 +250,11 @@ export async function checkWrittenRows(
     if (isMetadata(a)) after = a.metaData
     else if (isRemove(a)) removed.add(a.remove.path)
   }
+  // Most tables have neither: no schema is parsed for them.
+  const mayHaveChecks =
+    Object.keys(after.configuration).some((k) => k.startsWith(CONSTRAINT_PROPERTY_PREFIX)) ||
+    (after.schemaString ?? '').includes(INVARIANTS_KEY)
+  if (!mayHaveChecks) return
   const files: AddFile[] = []
   for (const a of actions) if (isAdd(a) && a.add.dataChange && !removed.has(a.add.path)) files.push(a.add)
   if (files.length === 0) return

@@ -346,3 +346,41 @@ describe('alter.addConstraint, dropConstraint and setNotNull', () => {
     }
   })
 })
+
+describe('column invariants', () => {
+  it('refuses a written row that breaks a delta.invariants expression, naming the invariant and the row', async () => {
+    const dir = await tempDir()
+    const t = await DeltaTable.create(dir, {
+      schema: {
+        type: 'struct',
+        fields: [
+          { name: 'id', type: 'long', nullable: false, metadata: {} },
+          {
+            name: 'qty',
+            type: 'integer',
+            nullable: true,
+            metadata: { 'delta.invariants': JSON.stringify({ expression: { expression: 'qty >= 0' } }) },
+          },
+        ],
+      },
+      properties: { 'delta.enableDeletionVectors': 'false' },
+    })
+    try {
+      const protocol = (await t.snapshot()).protocol
+      assert.deepEqual([protocol.minReaderVersion, protocol.minWriterVersion], [1, 2])
+      await t.append([{ id: 1n, qty: 3 }])
+      await assert.rejects(
+        t.append([{ id: 2n, qty: -1 }]),
+        (e: unknown) =>
+          e instanceof CheckConstraintViolationError &&
+          e.constraint === 'EXPRESSION(qty >= 0)' &&
+          e.row.id === 2n &&
+          e.row.qty === -1,
+      )
+      await assert.rejects(t.update({ set: { qty: 'qty - 10' } }), CheckConstraintViolationError)
+      assert.deepEqual(await t.scan().toArray(), [{ id: 1n, qty: 3 }])
+    } finally {
+      await t.close()
+    }
+  })
+})
