@@ -254,9 +254,22 @@ export class TableAlter {
   async #backfill(signal: AbortSignal | undefined, perCommit: number): Promise<void> {
     let batchId = 0
     let failures = 0
+    let left = Number.POSITIVE_INFINITY
     for (;;) {
       const snap = await this.#runner.latest(signal)
-      if (filesToBackfill(snap).length === 0) return
+      const missing = filesToBackfill(snap).length
+      if (missing === 0) return
+      // A committed batch that gave no file an id (writers told not to assign ids) would repeat.
+      if (failures === 0 && missing >= left) {
+        throw new InvalidArgumentError(
+          `The row-tracking backfill left ${missing} files without row ids: the table does not let writers assign them`,
+          {
+            argument: RowTrackingProperty.enable,
+            hint: `Check ${RowTrackingProperty.suspended}: row ids cannot be backfilled while it is true.`,
+          },
+        )
+      }
+      left = missing
       try {
         await this.#runner.commit(
           signal,

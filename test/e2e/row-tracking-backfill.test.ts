@@ -10,7 +10,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, describe, it } from 'node:test'
-import { ConcurrentDeleteReadError } from '../../src/errors/index.js'
+import { ConcurrentDeleteReadError, ProtocolChangedError } from '../../src/errors/index.js'
 import { DeltaTable } from '../../src/table/delta-table.js'
 
 const roots: string[] = []
@@ -181,6 +181,25 @@ describe('enabling row tracking on an existing table', () => {
     } finally {
       await other.close()
       await t.close()
+    }
+  })
+
+  it('a DELETE begun before row tracking was turned on aborts with DELTA_PROTOCOL_CHANGED, flags off and on', async () => {
+    for (const conflicts of ['none', 'all'] as const) {
+      const { t } = await fourFiles()
+      const writer = await DeltaTable.open(t.location, { conflicts })
+      try {
+        const txn = await writer.begin()
+        await txn.delete('id = 3')
+        await t.alter.setProperties({ 'delta.enableRowTracking': 'true' })
+        await assert.rejects(txn.commit(), (e: unknown) => e instanceof ProtocolChangedError)
+        const rows = await t.scan({ withRowTracking: true }).toArray()
+        assert.equal(rows.length, 40)
+        assert.equal(new Set(rows.map((r) => r._row_id)).size, 40)
+      } finally {
+        await writer.close()
+        await t.close()
+      }
     }
   })
 })
