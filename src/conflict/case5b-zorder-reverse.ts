@@ -13,8 +13,9 @@
  * - S2: the winner is a pure relocation: every file action `dataChange=false`, no path both
  *   removed and added (a backfill re-adds paths), no metadata, protocol, `cdc` or `txn`, and no
  *   domain other than `delta.rowTracking` and `delta.clustering`;
- * - S3: its outputs carry no deletion vector and hold exactly the live rows of its sources
- *   (`numRecords`);
+ * - S3: its outputs hold exactly the live rows of its sources (`numRecords` less the deletion
+ *   vector's cardinality, on both sides: an OPTIMIZE that itself reconciled through Case 5a
+ *   commits outputs that already mask the rows an earlier DML deleted, edge 11);
  * - S6: it declares `delta.rowTracking.preserved=true`;
  * - S4/S12: it removed each relocated file under the deletion vector the DML's `remove` names
  *   (the DML's read, or the post-image a Case 2 union left there);
@@ -23,14 +24,22 @@
  * - S8: the budgets of design 7.6 (sought ids, candidate outputs, id-column bytes, time), each a
  *   numeric conflicts option (`optimize.zorder.conflictReconciliation.reverse.max*`); a refusal
  *   past one starts with {@link CASE5B_BUDGET_EXCEEDED} and names the option;
- * - S5: every sought id is found exactly once among the candidate outputs, and no candidate has
- *   a row without a materialized id;
+ * - S5: every sought id is found exactly once among the candidate outputs, at a position the
+ *   output's current deletion vector does not already delete (a row another transaction deleted
+ *   first: never deleted twice), and no candidate has a row without a materialized id;
  * - id conservation: the DML's images carrying a preserved id are no more than the ids taken out.
  * Candidate outputs are the winner's outputs whose statistics admit the bounds of the rows sought
- * from at least one relocated file: pruning only excludes, and an id then not found aborts.
+ * from at least one relocated file: pruning only excludes, and an id then not found aborts. A
+ * masked output's new deletion vector is its current one with the found positions added.
+ *
+ * A DML that only read relocated files (it took no rows out of them) needs no lookup: the
+ * relocation changed no logical content, so once the same rules hold for the winner the
+ * relocated files are resolved and the DML commits as it is. An append-only transaction is left
+ * to Case 3.
  */
 import { RoaringBitmapArray } from '../dv/roaring-bitmap-array.js'
 import { type Action, type AddFile, isAdd, isRemove, type RemoveFile } from '../protocol/actions.js'
+import { parseOptimizeSourceComposition, permutesRows } from '../protocol/composition-tags.js'
 import { tombstoneOf, withNewDeletionVector } from '../protocol/file-action-rewrites.js'
 import {
   ROW_TRACKING_DOMAIN,
@@ -40,7 +49,7 @@ import {
 import { parseStats } from '../protocol/stats.js'
 import { isFeatureActive } from '../protocol/table-features.js'
 import { boundsPredicate, type RemovedRows, unionOfBounds } from './case5b-removed-rows.js'
-import { newDeletionVectorDescriptor, sameDeletionVector } from './deletion-vectors.js'
+import { newDeletionVectorDescriptor, readDeletionVector, sameDeletionVector } from './deletion-vectors.js'
 import { type FetchPlan, FetchPlanBuilder, type RowIdLookup } from './fetched-facts.js'
 import { indexFileActions } from './file-actions.js'
 import {
@@ -54,6 +63,7 @@ import {
 } from './phase.js'
 import { createReadMatcher } from './read-matcher.js'
 import { type NewDeletionVector, reconciliation } from './reconciliation.js'
+import { withDeletedRows } from './row-remap.js'
 import { type TransactionInfo, withActions, withoutReadFiles, withRemovedRowIds } from './transaction-info.js'
 import type { WinningCommitSummary } from './winning-commit.js'
 
@@ -63,8 +73,18 @@ export const CASE5B_BUDGET_EXCEEDED = 'Case 5b budget exceeded'
 /** Domains a pure relocation may write (the id high-water mark, the clustering columns). */
 const RELOCATION_DOMAINS: ReadonlySet<string> = new Set([ROW_TRACKING_DOMAIN, 'delta.clustering'])
 
+/** A DML that only read relocated files: nothing to look up, the relocated files to resolve. */
+interface ReadOnlySetup {
+  readonly readOnly: true
+  /** The relocated files the transaction read. */
+  readonly read: readonly string[]
+  readonly sources: ReadonlyMap<string, RemoveFile>
+  readonly outputs: ReadonlyMap<string, AddFile>
+}
+
 /** What a reverse lookup needs, derived the same way by the plan and by the reconcile. */
 interface Setup {
+  readonly readOnly?: false
   /** The relocated files the transaction took rows out of. */
   readonly touched: readonly string[]
   readonly sources: ReadonlyMap<string, RemoveFile>
@@ -79,19 +99,17 @@ interface Setup {
 
 /**
  * Everything Case 5b checks before it reads a row, as a setup or as the reason it refuses.
- * `undefined` when the phase does not apply at all (flag off, no relocated file touched).
+ * `undefined` when the phase does not apply at all (flag off, no data changed, no relocated
+ * file touched or, for a transaction that is not append-only, read).
  */
-function setUp(input: PlanInput): Setup | { refused: string; path: string } | undefined {
+function setUp(input: PlanInput): Setup | ReadOnlySetup | { refused: string; path: string } | undefined {
   const { txn, winner, flags } = input
-  if (!flags.optimizeZOrderReverseReconciliation) return undefined
-  // A transaction that changes no data took no rows out; Case 5a speaks for an OPTIMIZE.
-  if (!txn.actions.some((a) => (isAdd(a) && a.add.dataChange) || (isRemove(a) && a.remove.dataChange))) {
-    return undefined
-  }
+  if (!flags.optimizeZOrderReverseReconciliation || !changesData(txn)) return undefined
   const own = indexFileActions(txn.actions)
   const touched = [...winner.removedPaths].filter((p) => own.touched.has(p))
-  if (touched.length === 0) return undefined
-  const first = touched[0]!
+  const read = touched.length > 0 || txn.isAppendOnly ? [] : readRelocated(input)
+  if (touched.length === 0 && read.length === 0) return undefined
+  const first = touched[0] ?? read[0]!
   const refuse = (refused: string, path = first) => ({ refused, path })
 
   const state = rowTrackingState(txn.protocol, txn.metadata)
@@ -105,6 +123,9 @@ function setUp(input: PlanInput): Setup | { refused: string; path: string } | un
   }
   const relocation = asPureRelocation(winner)
   if (typeof relocation === 'string') return refuse(relocation)
+  if (touched.length === 0) {
+    return { readOnly: true, read, sources: relocation.sources, outputs: relocation.outputs }
+  }
   const removed = txn.removedRowIds
   if (removed === undefined) return refuse('this transaction kept no row ids of the rows it takes out')
 
@@ -211,15 +232,16 @@ function asPureRelocation(
   for (const f of winner.addedFiles) {
     if (outputs.has(f.path) || sources.has(f.path) || f.dataChange)
       return 'the winner writes more than relocated rows'
-    if (f.deletionVector !== undefined && f.deletionVector.cardinality > 0n) {
-      return 'an output of the winner already has a deletion vector'
-    }
     const n = parseStats(f.stats)?.numRecords
     if (n === undefined) return 'an output of the winner has no row count'
-    outputRows += n
+    // Edge 11: an OPTIMIZE that reconciled through Case 5a masks in its outputs the rows a DML
+    // deleted meanwhile; they are not live, as they are not in the sources' live counts either.
+    outputRows += n - (f.deletionVector?.cardinality ?? 0n)
     outputs.set(f.path, f)
   }
-  if (sourceRows !== outputRows) return 'the winner does not hold exactly the live rows it relocated'
+  if (sourceRows !== outputRows) {
+    return 'the live rows of the winner outputs are not exactly the live rows it relocated'
+  }
   return { sources, outputs }
 }
 
@@ -233,7 +255,10 @@ function asPureRelocation(
 function planZOrderReverse(input: PlanInput): FetchPlan {
   const plan = new FetchPlanBuilder()
   const setup = setUp(input)
-  if (setup !== undefined && !('refused' in setup)) plan.rowIdLookup(setup.lookup)
+  if (setup === undefined || 'refused' in setup || setup.readOnly === true) return plan.build()
+  plan.rowIdLookup(setup.lookup)
+  // The seeds of the new deletion vectors, and the rows a hit must not already be deleted at.
+  for (const o of setup.candidates) plan.deletionVector(o.deletionVector, o.path)
   return plan.build()
 }
 
@@ -248,6 +273,16 @@ function reconcileZOrderReverse(input: PhaseInput): PhaseOutcome {
   const setup = setUp(input)
   if (setup === undefined) return unchanged(txn)
   if ('refused' in setup) return unchanged(txn, new Map([[setup.path, setup.refused]]))
+  if (setup.readOnly === true) {
+    const sources = [...setup.sources.keys()]
+    return Object.freeze({
+      txn: withoutReadFiles(txn, sources),
+      resolvedPaths: Object.freeze([...sources, ...setup.outputs.keys()]),
+      reconciliation: reconciliation('case5b-zorder-reverse', winner, { files: setup.read, rows: 0 }),
+      newDeletionVectors: Object.freeze([]),
+      refusals: new Map<string, string>(),
+    })
+  }
   const { touched, ids } = setup
   const refuse = (reason: string, path = touched[0]!): PhaseOutcome =>
     unchanged(txn, new Map([[path, reason]]))
@@ -300,8 +335,17 @@ function reconcileZOrderReverse(input: PhaseInput): PhaseOutcome {
   const masked = new Map<string, RemovedRows>()
   for (const [path, rows] of rowsByOutput) {
     const output = setup.outputs.get(path)!
-    // The output has no deletion vector (S3): the masked positions are all of it.
-    const bitmap = RoaringBitmapArray.fromSorted(rows)
+    const seed = readDeletionVector(output.deletionVector, fetched)
+    if (seed === undefined) return refuse("an OPTIMIZE output's deletion vector was not loaded", path)
+    // S5: a row the output already masks was deleted by a transaction that committed first (the
+    // OPTIMIZE remapped that deletion through Case 5a); deleting it again is a same-row conflict.
+    if (rows.some((q) => seed.has(q))) {
+      return refuse(
+        'a row this transaction takes out is already deleted in the OPTIMIZE output (a concurrent transaction deleted it first)',
+        path,
+      )
+    }
+    const bitmap = seed.isEmpty ? RoaringBitmapArray.fromSorted(rows) : withDeletedRows(seed, rows)
     const descriptor = newDeletionVectorDescriptor(bitmap)
     appended.push(Object.freeze({ remove: tombstoneOf(output, deletionTimestamp, true) }))
     appended.push(Object.freeze({ add: withNewDeletionVector(output, descriptor, true) }))
@@ -333,6 +377,37 @@ function reconcileZOrderReverse(input: PhaseInput): PhaseOutcome {
     newDeletionVectors: Object.freeze(created),
     refusals: new Map<string, string>(),
   })
+}
+
+/**
+ * Whether Case 5b is the phase that speaks for this pair: its flag is on, the transaction changes
+ * data, and the winner relocated rows without recording where each source's rows went as offsets
+ * (it permuted them, or wrote no composition): Case 4b cannot apply, so Case 5b's reason is the
+ * one an abort should carry.
+ *
+ * @param input - the transaction, the winner and the flags
+ * @returns true when a refusal of Case 5b explains the conflict best
+ */
+export function zOrderReverseSpeaksFor(input: PlanInput): boolean {
+  const { txn, winner, flags } = input
+  if (!flags.optimizeZOrderReverseReconciliation || !changesData(txn)) return false
+  if (winner.removedFiles.length === 0 || winner.addedFiles.length === 0) return false
+  if ([...winner.addedFiles, ...winner.removedFiles].some((f) => f.dataChange)) return false
+  if (permutesRows(winner.commitInfo)) return true
+  const outputs = new Set(winner.addedFiles.map((f) => f.path))
+  return winner.removedFiles.every((r) => parseOptimizeSourceComposition(r, outputs) === undefined)
+}
+
+/** Whether some file action of the transaction changes data. */
+function changesData(txn: TransactionInfo): boolean {
+  // A transaction that changes no data took no rows out; Case 5a speaks for an OPTIMIZE.
+  return txn.actions.some((a) => (isAdd(a) && a.add.dataChange) || (isRemove(a) && a.remove.dataChange))
+}
+
+/** The files the winner removed that the transaction read (all of them under a whole-table read). */
+function readRelocated(input: PlanInput): string[] {
+  const { txn, winner } = input
+  return [...winner.removedPaths].filter((p) => txn.readWholeTable || txn.readFiles.has(p))
 }
 
 /** Case 5b: the row-id lookup it loads, and the masking it commits. */

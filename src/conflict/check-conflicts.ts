@@ -21,7 +21,7 @@ import { dvUnionPhase } from './case2-dv-union.js'
 import { forwardRemapPhase } from './case4a-forward-remap.js'
 import { reverseRemapPhase } from './case4b-reverse-remap.js'
 import { zOrderForwardPhase } from './case5a-zorder-forward.js'
-import { zOrderReversePhase } from './case5b-zorder-reverse.js'
+import { zOrderReversePhase, zOrderReverseSpeaksFor } from './case5b-zorder-reverse.js'
 import { mergeRowsPhase } from './case6-merge-rows.js'
 import type { FetchedFacts } from './fetched-facts.js'
 import {
@@ -120,15 +120,23 @@ export function checkConflicts(
   current = rebaseOverWinner(current, winner)
 
   const resolved = new Set<string>()
-  const refusals = new Map<string, string>()
+  let refusals = new Map<string, string>()
   const reconciliations: Reconciliation[] = []
   const newDeletionVectors: NewDeletionVector[] = []
+  // Against a relocation Case 4b cannot read, Case 5b's refusal is the one that explains the
+  // abort, whatever an earlier phase said about the same files.
+  const speaker = zOrderReverseSpeaksFor({ txn: current, winner, flags }) ? zOrderReversePhase : undefined
   for (const phase of ROW_LEVEL_PHASES) {
     const input: PhaseInput = { txn: current, winner, flags, fetched }
     const outcome = failSafe(current, phase.label, () => phase.reconcile(input))
     current = outcome.txn
     for (const p of outcome.resolvedPaths) resolved.add(p)
-    for (const [p, reason] of outcome.refusals) if (!refusals.has(p)) refusals.set(p, reason)
+    if (phase === speaker && outcome.refusals.size > 0) {
+      // First in the map too: a file no phase named gets the first reason.
+      const earlier = refusals
+      refusals = new Map(outcome.refusals)
+      for (const [p, reason] of earlier) if (!refusals.has(p)) refusals.set(p, reason)
+    } else for (const [p, reason] of outcome.refusals) if (!refusals.has(p)) refusals.set(p, reason)
     if (outcome.reconciliation !== undefined) reconciliations.push(outcome.reconciliation)
     appendAll(newDeletionVectors, outcome.newDeletionVectors)
   }
