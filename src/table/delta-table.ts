@@ -336,23 +336,22 @@ export class DeltaTable {
         )
         return
       }
-      // Batches are gathered up to a bound, so that many small batches do not become as many
-      // small files.
+      // Record batches are gathered into row arrays of a bounded size and handed to one write, so
+      // the new files are cut by the target size across batches, as an input file's are.
       let pending: Readonly<Record<string, unknown>>[] = []
-      let staged = false
       const { recordBatchesOf, recordBatchToRows } = convert as NonNullable<typeof convert>
+      const gathered = async function* () {
+        for await (const batch of recordBatchesOf(rows as ArrowInput, 'rows')) {
+          appendAll(pending, recordBatchToRows(batch))
+          if (pending.length >= ARROW_APPEND_ROWS) {
+            yield withDatesAsDays(pending, txn.snapshot.schema)
+            pending = []
+          }
+        }
+        if (pending.length > 0) yield withDatesAsDays(pending, txn.snapshot.schema)
+      }
       if (options.mode === 'overwrite') {
         // One operation takes every batch: what it replaces may depend on all of them (dynamic).
-        const gathered = async function* () {
-          for await (const batch of recordBatchesOf(rows as ArrowInput, 'rows')) {
-            appendAll(pending, recordBatchToRows(batch))
-            if (pending.length >= ARROW_APPEND_ROWS) {
-              yield withDatesAsDays(pending, txn.snapshot.schema)
-              pending = []
-            }
-          }
-          if (pending.length > 0) yield withDatesAsDays(pending, txn.snapshot.schema)
-        }
         await txn.overwrite(gathered(), {
           targetFileSize: options.targetFileSize,
           replaceWhere: options.replaceWhere,
@@ -360,17 +359,7 @@ export class DeltaTable {
         })
         return
       }
-      for await (const batch of recordBatchesOf(rows as ArrowInput, 'rows')) {
-        appendAll(pending, recordBatchToRows(batch))
-        if (pending.length >= ARROW_APPEND_ROWS) {
-          await txn.append(withDatesAsDays(pending, txn.snapshot.schema), options)
-          pending = []
-          staged = true
-        }
-      }
-      // Empty input commits as an empty row array does.
-      if (pending.length > 0 || !staged)
-        await txn.append(withDatesAsDays(pending, txn.snapshot.schema), options)
+      await txn.appendBatches(gathered(), { targetFileSize: options.targetFileSize })
     })
   }
 

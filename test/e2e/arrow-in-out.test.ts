@@ -258,6 +258,44 @@ describe('Arrow in', () => {
       await table.close()
     }
   })
+
+  it('an iterable of many small RecordBatches is one write: files are cut by the target size across batches', async () => {
+    const dir = join(await tempDir(), 't')
+    const table = await DeltaTable.create(dir, { schema: 'id long not null, v double' })
+    try {
+      const n = 250_000
+      const per = 5_000
+      async function* batches() {
+        for (let start = 0; start < n; start += per) {
+          const ids = BigInt64Array.from({ length: per }, (_, i) => BigInt(start + i))
+          const vs = Float64Array.from({ length: per }, (_, i) => (start + i) / 7)
+          yield* tableFromArrays({ id: ids, v: vs }).batches
+        }
+      }
+      const result = await table.append(batches())
+      // Fifty batches, one file: the default target (128 MiB) holds them all.
+      assert.equal(result.metrics.numFiles, 1)
+      assert.equal(result.metrics.numOutputRows, n)
+      const small = await table.append(batches(), { targetFileSize: 512 * 1024 })
+      assert.ok(
+        small.metrics.numFiles > 1 && small.metrics.numFiles < n / per,
+        `a small target cuts files across batches, not per batch: ${small.metrics.numFiles} files`,
+      )
+      let count = 0
+      let sum = 0n
+      for await (const batch of table.scan({ columns: ['id'] }).batches()) {
+        count += batch.length
+        for (const r of batch) sum += r.id as bigint
+      }
+      assert.equal(count, 2 * n)
+      assert.equal(sum, BigInt(n) * BigInt(n - 1))
+      // An empty table still commits, as an empty array of rows does.
+      const empty = await table.append(tableFromArrays({ id: new BigInt64Array(0), v: new Float64Array(0) }))
+      assert.equal(empty.metrics.numFiles, 0)
+    } finally {
+      await table.close()
+    }
+  })
 })
 
 describe('rows for JSON, dates and counts', () => {
