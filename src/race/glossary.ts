@@ -54,7 +54,7 @@ export const RECONCILIATION_WORDS: Readonly<Record<ReconciliationKind, Omit<Glos
     },
     'case5b-zorder-reverse': {
       words:
-        'a delete or update lost the race to a reordering compaction: its rows are found by row id where the compaction moved them, and deleted there',
+        'a delete, update or MERGE lost the race to a reordering compaction: its rows are found by row id where the compaction moved them, and deleted there (a change that only read moved files commits as it is)',
       anchor: '#case-5',
     },
     'case6-merge-rows': {
