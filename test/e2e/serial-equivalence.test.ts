@@ -2,10 +2,11 @@
  * Serial equivalence of concurrent writers with every reconciliation on, as a property.
  *
  * Each case takes a tiny table (one to three files of `id long, v int`, deletion vectors on,
- * sometimes with deletion vectors already present, `delta.isolationLevel = Serializable`), two or
- * three operations among append, delete, update, merge (upserts with inserts, some with a
+ * sometimes with deletion vectors already present, sometimes with row tracking,
+ * `delta.isolationLevel = Serializable`), two or three operations among append, delete, update,
+ * merge (upserts with inserts, some with a
  * conditional WHEN MATCHED update that leaves some matched rows in place, some with a NOT
- * MATCHED BY SOURCE delete, conditional or not), optimize and overwrite (replaceWhere over an id
+ * MATCHED BY SOURCE delete, conditional or not), optimize (bin-packing or Z-order) and overwrite (replaceWhere over an id
  * range, new rows inside it), and an interleaving of their begins and commits (all on one
  * snapshot, or staggered; commits in any order). Each operation
  * is staged right after its begin, against its read snapshot, and committed through the real
@@ -15,6 +16,8 @@
  * - the table must end equal to the serial application, in commit order, of the operations that
  *   committed a version;
  * - an operation that committed nothing must have been a no-op on its read snapshot;
+ * - with row tracking, row ids are unique, and a row no committed operation deleted or replaced
+ *   keeps its first row id through every update, MERGE and relocation (bin-packing, Z-order);
  * - an abort is classified against the winner its error names: a genuine conflict (both touched
  *   the same row, or the winner changed a row the loser's read selects) or an unproven case,
  *   which the distribution reports by operation pair and failed check.
@@ -27,6 +30,7 @@ import { rm } from 'node:fs/promises'
 import { dirname } from 'node:path'
 import { describe, it } from 'node:test'
 import fc from 'fast-check'
+import type { DeltaTable } from '../../src/table/delta-table.js'
 import type { Transaction } from '../../src/table/transaction.js'
 import { createTable, fromTemplate, liveRows, openTable, settle, span } from './scenarios/harness.js'
 
@@ -67,7 +71,8 @@ type OpSpec =
        */
       readonly matchedIf?: { readonly c: number }
     }
-  | { readonly kind: 'optimize' }
+  /** Bin-packing, or with `zorder` a Z-order by `v` (a permuting rewrite: Cases 5a and 5b). */
+  | { readonly kind: 'optimize'; readonly zorder?: boolean }
   /** `mode: 'overwrite'` with `replaceWhere`: the rows matching `where` are replaced by `rows`. */
   | { readonly kind: 'overwrite'; readonly where: Pred; readonly rows: readonly ModelRow[] }
 
@@ -75,6 +80,8 @@ interface TemplateSpec {
   readonly files: number
   readonly rowsPerFile: number
   readonly preDeleted: boolean
+  /** `delta.enableRowTracking`: row ids must then stay unique and survive every relocation. */
+  readonly rowTracking: boolean
 }
 
 interface CaseSpec {
@@ -273,7 +280,7 @@ function opArb(index: number, maxId: number): fc.Arbitrary<OpSpec> {
         ),
       weight: 2,
     },
-    fc.constant<OpSpec>({ kind: 'optimize' }),
+    fc.boolean().map((zorder): OpSpec => (zorder ? { kind: 'optimize', zorder } : { kind: 'optimize' })),
     // An id range and new rows inside it (a row outside would be refused before any commit).
     fc.tuple(fc.integer({ min: 0, max: maxId }), fc.integer({ min: 1, max: 6 })).chain(([a, w]) =>
       fc.uniqueArray(fc.integer({ min: a, max: a + w - 1 }), { minLength: 1, maxLength: 2 }).map(
@@ -293,6 +300,7 @@ const caseArb: fc.Arbitrary<CaseSpec> = fc
       files: fc.integer({ min: 1, max: 3 }),
       rowsPerFile: fc.constantFrom(6, 10),
       preDeleted: fc.boolean(),
+      rowTracking: fc.boolean(),
     }),
     n: fc.integer({ min: 2, max: 3 }),
   })
@@ -331,7 +339,7 @@ const matchedRowDeleteArb: fc.Arbitrary<CaseSpec> = fc
   .chain(({ preDeleted, keys, c, events }) =>
     fc.constantFrom(...keys).map(
       (k): CaseSpec => ({
-        template: { files: 1, rowsPerFile: 10, preDeleted },
+        template: { files: 1, rowsPerFile: 10, preDeleted, rowTracking: false },
         ops: [
           {
             kind: 'merge',
@@ -355,7 +363,11 @@ async function tableFor(spec: TemplateSpec): Promise<{ dir: string; state: Model
   const dir = await fromTemplate(JSON.stringify(['serial', spec]), async (d) => {
     const table = await createTable(d, {
       schema: 'id long, v int',
-      properties: { 'delta.enableDeletionVectors': 'true', 'delta.isolationLevel': 'Serializable' },
+      properties: {
+        'delta.enableDeletionVectors': 'true',
+        'delta.isolationLevel': 'Serializable',
+        ...(spec.rowTracking ? { 'delta.enableRowTracking': 'true' } : {}),
+      },
     })
     for (let f = 0; f < spec.files; f++) {
       await table.append(
@@ -365,6 +377,15 @@ async function tableFor(spec: TemplateSpec): Promise<{ dir: string; state: Model
     if (spec.preDeleted) await table.delete('id % 5 = 2')
   })
   return { dir, state: ids.filter((id) => !deleted(id)).map((id) => ({ id, v: id % 4 })) }
+}
+
+/** Each live row's stable row id, by its key. */
+async function rowIds(table: DeltaTable): Promise<Map<number, bigint>> {
+  const out = new Map<number, bigint>()
+  for (const r of await table.scan({ withRowTracking: true }).toArray()) {
+    out.set(Number(r.id), r._row_id as bigint)
+  }
+  return out
 }
 
 async function stage(txn: Transaction, op: OpSpec): Promise<void> {
@@ -414,7 +435,7 @@ async function stage(txn: Transaction, op: OpSpec): Promise<void> {
       )
       return
     case 'optimize':
-      await txn.optimize()
+      await txn.optimize(op.zorder === true ? { zOrderBy: ['v'] } : {})
       return
   }
 }
@@ -441,6 +462,10 @@ async function runCase(spec: CaseSpec): Promise<void> {
   try {
     const table = await openTable(dir, 'all')
     let model = state
+    // With row tracking: each row's stable id at the start, kept for the rows whose lineage no
+    // committed operation has broken (deleted, or replaced by an overwrite).
+    const firstIds = spec.template.rowTracking ? await rowIds(table) : undefined
+    const lineage = new Set(state.map((r) => r.id))
     const txns = new Map<number, Transaction>()
     const readStates = new Map<number, ModelRow[]>()
     const winners = new Map<bigint, { op: OpSpec; before: ModelRow[]; after: ModelRow[] }>()
@@ -465,6 +490,10 @@ async function runCase(spec: CaseSpec): Promise<void> {
         }
         const before = model
         model = apply(op, model)
+        const after = new Set(model.map((r) => r.id))
+        for (const r of before) {
+          if (!after.has(r.id) || (op.kind === 'overwrite' && holds(op.where, r))) lineage.delete(r.id)
+        }
         winners.set(outcome.result.version, { op, before, after: model })
         for (const r of outcome.result.reconciliations) count(distribution.reconciliations, r.kind)
         continue
@@ -494,6 +523,14 @@ async function runCase(spec: CaseSpec): Promise<void> {
       sorted(model),
       'the table equals the committed operations applied serially in commit order',
     )
+    if (firstIds !== undefined) {
+      const ids = await rowIds(table)
+      assert.equal(new Set(ids.values()).size, ids.size, 'row ids are unique')
+      for (const [id, rowId] of firstIds) {
+        if (lineage.has(id))
+          assert.equal(ids.get(id), rowId, `row ${id} keeps its row id through every rewrite`)
+      }
+    }
   } finally {
     await rm(dirname(dir), { recursive: true, force: true })
   }
