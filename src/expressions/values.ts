@@ -11,7 +11,18 @@
  */
 
 import { InvalidPredicateError } from '../errors/index.js'
-import type { Literal } from './ast.js'
+import {
+  binaryLiteral,
+  dateLiteral,
+  decimalLiteralOf,
+  floatingLiteral,
+  integralLiteral,
+  type Literal,
+  lit,
+  stringLiteral,
+  timestampLiteral,
+  timestampNtzLiteral,
+} from './ast.js'
 import type { DataType } from './data-types.js'
 import {
   compareDecimals,
@@ -132,6 +143,40 @@ export function valueOfLiteral(e: Literal): Nullable {
       return { t: 'ts', v: e.value }
     case 'timestamp_ntz':
       return { t: 'ntz', v: e.value }
+  }
+}
+
+/**
+ * The literal node of a runtime value, the inverse of {@link valueOfLiteral}.
+ *
+ * @param v - the value
+ * @param type - the column type name the value was read as (it gives an integer its width)
+ * @returns the literal, or undefined for a struct (no literal holds one)
+ */
+export function literalOfValue(v: Value, type: string): Literal | undefined {
+  switch (v.t) {
+    case 'int':
+      return integralLiteral(type as 'byte' | 'short' | 'integer' | 'long', v.v)
+    case 'str':
+      return stringLiteral(v.v)
+    case 'bool':
+      return lit(v.v)
+    case 'date':
+      return dateLiteral(v.v)
+    case 'ts':
+      return timestampLiteral(v.v)
+    case 'ntz':
+      return timestampNtzLiteral(v.v)
+    case 'bin':
+      return binaryLiteral(v.v)
+    case 'dec':
+      return decimalLiteralOf(v.v)
+    case 'f64':
+      return floatingLiteral('double', v.v)
+    case 'f32':
+      return floatingLiteral('float', v.v)
+    case 'struct':
+      return undefined
   }
 }
 

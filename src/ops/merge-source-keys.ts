@@ -7,24 +7,17 @@ import {
 } from '../conflict/case6-merge-read-set.js'
 import {
   between,
-  binaryLiteral,
   col,
   conjunction,
-  dateLiteral,
-  decimalLiteralOf,
   disjunction,
   type Expression,
   eq,
-  integralLiteral,
   isIn,
   type Literal,
   lit,
-  stringLiteral,
-  timestampLiteral,
-  timestampNtzLiteral,
 } from '../expressions/ast.js'
 import { type DataType as ExprType, parseDataType } from '../expressions/data-types.js'
-import { coerceRaw, compareValues, type Value } from '../expressions/values.js'
+import { coerceRaw, compareValues, literalOfValue, type Value } from '../expressions/values.js'
 import type { PrimitiveType } from '../protocol/schema.js'
 import { type EquiKey, type MergePlan, mapColumns } from './merge-clauses.js'
 
@@ -231,26 +224,7 @@ function valueText(v: Value): string {
 
 /** A literal of the key column's type holding a value read as that type. */
 function literalOf(v: Value, type: PrimitiveType): Literal {
-  switch (v.t) {
-    case 'int':
-      return integralLiteral(type as 'byte' | 'short' | 'integer' | 'long', v.v)
-    case 'str':
-      return stringLiteral(v.v)
-    case 'bool':
-      return lit(v.v)
-    case 'date':
-      return dateLiteral(v.v)
-    case 'ts':
-      return timestampLiteral(v.v)
-    case 'ntz':
-      return timestampNtzLiteral(v.v)
-    case 'bin':
-      return binaryLiteral(v.v)
-    case 'dec':
-      return decimalLiteralOf(v.v)
-    default:
-      return lit(null)
-  }
+  return literalOfValue(v, type) ?? lit(null)
 }
 
 /**

@@ -16,26 +16,18 @@ import type { ColumnSpec, DataFileRef } from '../engine/data-plane.js'
 import type { WrittenFile } from '../engine/data-writer.js'
 import { InvalidArgumentError, ReplaceWhereMismatchError } from '../errors/index.js'
 import {
-  binaryLiteral,
   col,
   conjunction,
-  dateLiteral,
-  decimalLiteralOf,
   disjunction,
   type Expression,
-  floatingLiteral,
-  integralLiteral,
   isBoolean,
   isNull,
-  lit,
   nullSafeEq,
-  stringLiteral,
-  timestampNtzLiteral,
 } from '../expressions/ast.js'
 import type { DataType } from '../expressions/data-types.js'
 import { parseWhere } from '../expressions/parse-where.js'
 import { toSql } from '../expressions/to-sql.js'
-import { coerceRaw } from '../expressions/values.js'
+import { coerceRaw, literalOfValue } from '../expressions/values.js'
 import type { AddFile } from '../protocol/actions.js'
 import { canWriteDeletionVectors } from '../protocol/table-features.js'
 import { targetFileSize } from '../protocol/table-properties.js'
@@ -277,27 +269,5 @@ function partitionsPredicate(
 function partitionLiteral(raw: string, type: DataType): Expression | undefined {
   if (type.name === 'timestamp') return undefined
   const v = coerceRaw(raw, type)
-  if (v === null || v === undefined) return undefined
-  switch (v.t) {
-    case 'int':
-      return integralLiteral(type.name as 'byte' | 'short' | 'integer' | 'long', v.v)
-    case 'str':
-      return stringLiteral(v.v)
-    case 'bool':
-      return lit(v.v)
-    case 'date':
-      return dateLiteral(v.v)
-    case 'ntz':
-      return timestampNtzLiteral(v.v)
-    case 'bin':
-      return binaryLiteral(v.v)
-    case 'dec':
-      return decimalLiteralOf(v.v)
-    case 'f64':
-      return floatingLiteral('double', v.v)
-    case 'f32':
-      return floatingLiteral('float', v.v)
-    default:
-      return undefined
-  }
+  return v === null || v === undefined ? undefined : literalOfValue(v, type.name)
 }
