@@ -38,12 +38,15 @@ import { newDeletionVectorDescriptor, readDeletionVector, sameDeletionVector } f
 import { type FetchPlan, FetchPlanBuilder } from './fetched-facts.js'
 import { type FileActionIndex, indexFileActions } from './file-actions.js'
 import {
+  changesData,
   deletionVectorsWritable,
   noDeletionVectors,
   type PhaseInput,
   type PhaseOutcome,
   type PlanInput,
   type RowLevelPhase,
+  refuseAll,
+  refuseRemovedWithoutDeletion,
   unchanged,
 } from './phase.js'
 import { type NewDeletionVector, reconciliation } from './reconciliation.js'
@@ -130,35 +133,16 @@ function reconcileForwardRemap(input: PhaseInput): PhaseOutcome {
   const { txn, winner, fetched } = input
   if (!input.flags.optimizeReconciliation || leftToCase5a(input)) return unchanged(txn)
   const own = indexFileActions(txn.actions)
-  const compaction = !txn.actions.some(
-    (a) => (isAdd(a) && a.add.dataChange) || (isRemove(a) && a.remove.dataChange),
-  )
+  const compaction = !changesData(txn)
   const refusals = new Map<string, string>()
-  if (compaction) {
-    // Such a source stays in the file-level checks and aborts the compaction; the error should
-    // say why this phase left it there rather than borrow another phase's reason.
-    for (const p of winner.removedPaths) {
-      if (own.removes.has(p) && !winner.dvUpdates.has(p) && !winner.wholeRemovals.has(p)) {
-        refusals.set(
-          p,
-          'the winner removed the source without deleting its rows (it relocated or re-added them), so there is nothing to remap',
-        )
-      }
-    }
-  }
+  if (compaction) refuseRemovedWithoutDeletion(winner, own, refusals)
   const touched = forwardRemapTouched(input)
   if (touched.length === 0) return unchanged(txn, refusals)
   if (!deletionVectorsWritable(txn)) return unchanged(txn, noDeletionVectors(touched))
 
   // The decision is all or nothing: every source it leaves to the file-level checks carries the
   // reason, whichever of them the checks report first.
-  const refuse = (path: string, reason: string): PhaseOutcome => {
-    refusals.set(path, reason)
-    for (const other of touched) {
-      if (!refusals.has(other)) refusals.set(other, `${reason} (source ${path})`)
-    }
-    return unchanged(txn, refusals)
-  }
+  const refuse = refuseAll(txn, touched, refusals)
   if (!compaction) return refuse(touched[0]!, 'this transaction is not a compaction (it changes data)')
   const sources = ownCompactedSources(own)
   for (const src of touched) {

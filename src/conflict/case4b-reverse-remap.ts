@@ -32,6 +32,7 @@ import { newDeletionVectorDescriptor, readDeletionVector, sameDeletionVector } f
 import { type FetchPlan, FetchPlanBuilder } from './fetched-facts.js'
 import { indexFileActions } from './file-actions.js'
 import {
+  changesData,
   deletionVectorsWritable,
   noDeletionVectors,
   type PhaseInput,
@@ -139,9 +140,7 @@ function reconcileReverseRemap(input: PhaseInput): PhaseOutcome {
   if (!input.flags.optimizeReverseReconciliation) return unchanged(txn)
   // A transaction that changes no data (a compaction itself) deleted no rows to remap; Case 4a
   // is the phase that speaks for it.
-  if (!txn.actions.some((a) => (isAdd(a) && a.add.dataChange) || (isRemove(a) && a.remove.dataChange))) {
-    return unchanged(txn)
-  }
+  if (!changesData(txn)) return unchanged(txn)
   const touched = reverseRemapTouched(input)
   if (touched.length === 0) return unchanged(txn)
   if (!deletionVectorsWritable(txn)) return unchanged(txn, noDeletionVectors(touched))

@@ -30,12 +30,15 @@ import { newDeletionVectorDescriptor, readDeletionVector, sameDeletionVector } f
 import { type FetchPlan, FetchPlanBuilder } from './fetched-facts.js'
 import { indexFileActions } from './file-actions.js'
 import {
+  changesData,
   deletionVectorsWritable,
   noDeletionVectors,
   type PhaseInput,
   type PhaseOutcome,
   type PlanInput,
   type RowLevelPhase,
+  refuseAll,
+  refuseRemovedWithoutDeletion,
   unchanged,
 } from './phase.js'
 import { type NewDeletionVector, reconciliation } from './reconciliation.js'
@@ -93,28 +96,13 @@ function reconcileZOrderForward(input: PhaseInput): PhaseOutcome {
   if (!applies(input)) return unchanged(txn)
   const own = indexFileActions(txn.actions)
   const refusals = new Map<string, string>()
-  for (const p of winner.removedPaths) {
-    if (own.removes.has(p) && !winner.dvUpdates.has(p) && !winner.wholeRemovals.has(p)) {
-      refusals.set(
-        p,
-        'the winner removed the source without deleting its rows (it relocated or re-added them), so there is nothing to remap',
-      )
-    }
-  }
+  refuseRemovedWithoutDeletion(winner, own, refusals)
   const touched = touchedSources(input)
   if (touched.length === 0) return unchanged(txn, refusals)
   if (!deletionVectorsWritable(txn)) return unchanged(txn, noDeletionVectors(touched))
 
-  const refuse = (path: string, reason: string): PhaseOutcome => {
-    refusals.set(path, reason)
-    for (const other of touched) {
-      if (!refusals.has(other)) refusals.set(other, `${reason} (source ${path})`)
-    }
-    return unchanged(txn, refusals)
-  }
-  if (txn.actions.some((a) => (isAdd(a) && a.add.dataChange) || (isRemove(a) && a.remove.dataChange))) {
-    return refuse(touched[0]!, 'this transaction is not a relocation (it changes data)')
-  }
+  const refuse = refuseAll(txn, touched, refusals)
+  if (changesData(txn)) return refuse(touched[0]!, 'this transaction is not a relocation (it changes data)')
   const captured = txn.relocation?.sources
   if (captured === undefined) {
     return refuse(

@@ -53,6 +53,7 @@ import { newDeletionVectorDescriptor, readDeletionVector, sameDeletionVector } f
 import { type FetchPlan, FetchPlanBuilder, type RowIdLookup } from './fetched-facts.js'
 import { indexFileActions } from './file-actions.js'
 import {
+  changesData,
   deletionVectorsWritable,
   noDeletionVectors,
   type PhaseInput,
@@ -396,12 +397,6 @@ export function zOrderReverseSpeaksFor(input: PlanInput): boolean {
   if (permutesRows(winner.commitInfo)) return true
   const outputs = new Set(winner.addedFiles.map((f) => f.path))
   return winner.removedFiles.every((r) => parseOptimizeSourceComposition(r, outputs) === undefined)
-}
-
-/** Whether some file action of the transaction changes data. */
-function changesData(txn: TransactionInfo): boolean {
-  // A transaction that changes no data took no rows out; Case 5a speaks for an OPTIMIZE.
-  return txn.actions.some((a) => (isAdd(a) && a.add.dataChange) || (isRemove(a) && a.remove.dataChange))
 }
 
 /** The files the winner removed that the transaction read (all of them under a whole-table read). */

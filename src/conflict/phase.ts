@@ -14,6 +14,7 @@ import {
 import { canWriteDeletionVectors } from '../protocol/table-features.js'
 import { dvUniqueId } from './deletion-vectors.js'
 import type { FetchedFacts, FetchPlan } from './fetched-facts.js'
+import type { FileActionIndex } from './file-actions.js'
 import type { ConflictFlags } from './flags.js'
 import type { NewDeletionVector, Reconciliation } from './reconciliation.js'
 import type { TransactionInfo } from './transaction-info.js'
@@ -115,6 +116,65 @@ export function noDeletionVectors(paths: readonly string[]): ReadonlyMap<string,
   const reason =
     'the table has no deletion vectors (delta.enableDeletionVectors is not true, or the protocol lacks the feature)'
   return new Map(paths.map((p) => [p, reason]))
+}
+
+/**
+ * Whether some file action of the transaction changes data: a DML does, a compaction or a
+ * relocation (every `add` and `remove` with `dataChange` false) does not.
+ *
+ * @param txn - the transaction
+ * @returns true when an `add` or a `remove` has `dataChange` true
+ */
+export function changesData(txn: TransactionInfo): boolean {
+  return txn.actions.some((a) => (isAdd(a) && a.add.dataChange) || (isRemove(a) && a.remove.dataChange))
+}
+
+/**
+ * The refusal of an all-or-nothing phase: the path that failed gets the reason, and every other
+ * candidate the same reason naming that path, so whichever of them the file-level checks report
+ * first says why.
+ *
+ * @param txn - the transaction, returned unchanged
+ * @param candidates - the paths the phase would have reconciled
+ * @param refusals - the phase's refusals so far; the reasons are added to it
+ * @returns a function refusing the whole phase because of one path
+ */
+export function refuseAll(
+  txn: TransactionInfo,
+  candidates: readonly string[],
+  refusals: Map<string, string>,
+): (path: string, reason: string) => PhaseOutcome {
+  return (path, reason) => {
+    refusals.set(path, reason)
+    for (const other of candidates) {
+      if (!refusals.has(other)) refusals.set(other, `${reason} (source ${path})`)
+    }
+    return unchanged(txn, refusals)
+  }
+}
+
+/**
+ * Records, for a losing compaction or relocation, each of its sources the winner removed without
+ * deleting rows (relocated or re-added them): such a source stays in the file-level checks and
+ * aborts, and the error should say why the forward remap left it there.
+ *
+ * @param winner - the winning commit
+ * @param own - the loser's file actions
+ * @param refusals - where the reasons go
+ */
+export function refuseRemovedWithoutDeletion(
+  winner: WinningCommitSummary,
+  own: FileActionIndex,
+  refusals: Map<string, string>,
+): void {
+  for (const p of winner.removedPaths) {
+    if (own.removes.has(p) && !winner.dvUpdates.has(p) && !winner.wholeRemovals.has(p)) {
+      refusals.set(
+        p,
+        'the winner removed the source without deleting its rows (it relocated or re-added them), so there is nothing to remap',
+      )
+    }
+  }
 }
 
 /**
