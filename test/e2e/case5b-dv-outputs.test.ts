@@ -13,46 +13,23 @@ import { join } from 'node:path'
 import { after, describe, it } from 'node:test'
 import { ConcurrentModificationError } from '../../src/errors/index.js'
 import { DeltaTable } from '../../src/table/delta-table.js'
-import { addsOf, closeHooked, commitActions, openWithHook } from './ops-support.js'
+import {
+  addsOf,
+  closeHooked,
+  commitActions,
+  liveWithRowIds,
+  openWithHook,
+  relocationTable,
+} from './ops-support.js'
 
 const roots: string[] = []
 after(() => Promise.all(roots.map((r) => rm(r, { recursive: true, force: true }))))
 
-/** Four files of 50 rows (ids 0..199) with row tracking and deletion vectors, spread over x and y. */
+/** The relocation table in a fresh temp directory. */
 async function fourFiles(): Promise<string> {
   const root = await mkdtemp(join(tmpdir(), 'delta-rlc-case5b-dv-'))
   roots.push(root)
-  const dir = join(root, 't')
-  const table = await DeltaTable.create(dir, {
-    schema: 'id long not null, x int, y int, v string',
-    properties: { 'delta.enableDeletionVectors': 'true', 'delta.enableRowTracking': 'true' },
-  })
-  try {
-    for (let f = 0; f < 4; f++) {
-      await table.append(
-        Array.from({ length: 50 }, (_, i) => {
-          const k = f * 50 + i
-          return { id: BigInt(k), x: (k * 37) % 101, y: (k * 53) % 89, v: `r${k}` }
-        }),
-      )
-    }
-  } finally {
-    await table.close()
-  }
-  return dir
-}
-
-/** Live rows as `id -> "x,y,v@rowId"`, asserting every row id is live once. */
-async function live(dir: string): Promise<Map<number, string>> {
-  const table = await DeltaTable.open(dir)
-  try {
-    const rows = await table.scan({ withRowTracking: true }).toArray()
-    const ids = rows.map((r) => r._row_id as bigint)
-    assert.equal(new Set(ids).size, ids.length, 'every row id is live exactly once')
-    return new Map(rows.map((r) => [Number(r.id), `${r.x},${r.y},${r.v}@${r._row_id}`]))
-  } finally {
-    await table.close()
-  }
+  return relocationTable(root)
 }
 
 function without(rows: ReadonlyMap<number, string>, ids: Iterable<number>): Map<number, string> {
@@ -112,7 +89,7 @@ async function dmlAfterReconciledZOrder(dir: string, dml: (txn: Txn) => Promise<
 describe('Case 5b against a Z-order OPTIMIZE that reconciled Case 5a (outputs with deletion vectors)', () => {
   it('a DELETE commits: its rows and the earlier DELETE rows are both gone, every other id live once', async () => {
     const dir = await fourFiles()
-    const before = await live(dir)
+    const before = await liveWithRowIds(dir)
     const { result, optimizedVersion } = await dmlAfterReconciledZOrder(
       dir,
       (txn) => txn.delete('id IN (10, 110, 160)'),
@@ -126,14 +103,14 @@ describe('Case 5b against a Z-order OPTIMIZE that reconciled Case 5a (outputs wi
     )
     assert.equal(result.reconciliations[1]!.detail.rows, 3)
     assert.equal(BigInt(result.reconciliations[1]!.winnerVersion), optimizedVersion)
-    assert.deepEqual(await live(dir), without(before, [10, 110, 160, 11, 111]))
+    assert.deepEqual(await liveWithRowIds(dir), without(before, [10, 110, 160, 11, 111]))
     // The outputs' deletion vectors are the OPTIMIZE's (2 rows) with the DML's 3 added.
     assert.equal(await deletedInLiveFiles(dir), 5)
   })
 
   it('an UPDATE commits: one live copy per updated id, on its row id, with the new value', async () => {
     const dir = await fourFiles()
-    const before = await live(dir)
+    const before = await liveWithRowIds(dir)
     const updated = [12, 62, 112]
     const { result } = await dmlAfterReconciledZOrder(
       dir,
@@ -151,13 +128,13 @@ describe('Case 5b against a Z-order OPTIMIZE that reconciled Case 5a (outputs wi
       const [x, y] = values!.split(',')
       expected.set(id, `${x},${y},new@${rowId}`)
     }
-    assert.deepEqual(await live(dir), expected)
+    assert.deepEqual(await liveWithRowIds(dir), expected)
     assert.equal(await deletedInLiveFiles(dir), 2 + updated.length)
   })
 
   it('a DELETE of a row the earlier DELETE removed (remapped into the outputs by Case 5a) aborts and deletes nothing twice', async () => {
     const dir = await fourFiles()
-    const before = await live(dir)
+    const before = await liveWithRowIds(dir)
     const { result } = await dmlAfterReconciledZOrder(
       dir,
       (txn) => txn.delete('id IN (20, 120)'),
@@ -167,7 +144,7 @@ describe('Case 5b against a Z-order OPTIMIZE that reconciled Case 5a (outputs wi
     // It loses to the earlier DELETE first (the same row, Case 2), before the OPTIMIZE is reached.
     assert.match(result.message, /The winning commit is version \d+ \(DELETE\)/)
     // Only the winner's deletion holds; the losing DELETE's other row is still live.
-    assert.deepEqual(await live(dir), without(before, [20]))
+    assert.deepEqual(await liveWithRowIds(dir), without(before, [20]))
     assert.equal(await deletedInLiveFiles(dir), 1)
   })
 })
@@ -193,7 +170,7 @@ describe('Case 5b: a DML that only read relocated files', () => {
     try {
       const optimized = await zorder.optimize({ zOrderBy: ['x', 'y'] })
       assert.ok(optimized.committed)
-      const before = await live(dir)
+      const before = await liveWithRowIds(dir)
       assert.equal(before.size, 201)
       const result = await txn!.commit()
       assert.ok(result.committed)
@@ -201,7 +178,7 @@ describe('Case 5b: a DML that only read relocated files', () => {
         result.reconciliations.map((r) => [r.kind, r.detail.rows]),
         [['case5b-zorder-reverse', 0]],
       )
-      assert.deepEqual(await live(dir), without(before, [1000]))
+      assert.deepEqual(await liveWithRowIds(dir), without(before, [1000]))
       // The OPTIMIZE outputs are untouched: no deletion vector anywhere.
       assert.equal(await deletedInLiveFiles(dir), 0)
     } finally {
@@ -237,7 +214,7 @@ describe('Case 5b: the abort names the reason of the phase that speaks for a Z-o
   for (const [name, dml] of dmls) {
     it(`${name} refused by Case 5b's budget says so, not Case 4b's or Case 6's reason`, async () => {
       const dir = await fourFiles()
-      const before = await live(dir)
+      const before = await liveWithRowIds(dir)
       const loser = await DeltaTable.open(dir, { conflicts: ALL_ON })
       const other = await DeltaTable.open(dir)
       try {
@@ -253,7 +230,7 @@ describe('Case 5b: the abort names the reason of the phase that speaks for a Z-o
         await loser.close()
       }
       // Nothing changed but the layout: every row on its id.
-      assert.deepEqual(await live(dir), before)
+      assert.deepEqual(await liveWithRowIds(dir), before)
     })
   }
 })

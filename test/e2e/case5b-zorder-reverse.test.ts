@@ -18,7 +18,7 @@ import { serializeCommit } from '../../src/protocol/action-json.js'
 import type { Action } from '../../src/protocol/actions.js'
 import { commitKey } from '../../src/protocol/log-files.js'
 import { DeltaTable } from '../../src/table/delta-table.js'
-import { addsOf, commitActions, removesOf } from './ops-support.js'
+import { addsOf, commitActions, liveWithRowIds, relocationTable, removesOf } from './ops-support.js'
 
 const FLAG = 'optimize.zorder.conflictReconciliation.reverse.enabled'
 const ON = { [FLAG]: true }
@@ -26,41 +26,11 @@ const ON = { [FLAG]: true }
 const roots: string[] = []
 after(() => Promise.all(roots.map((r) => rm(r, { recursive: true, force: true }))))
 
-/** Four files of 50 rows (ids 0..199) with row tracking and deletion vectors, spread over x and y. */
+/** The relocation table in a fresh temp directory. */
 async function fourFiles(): Promise<string> {
   const root = await mkdtemp(join(tmpdir(), 'delta-rlc-case5b-'))
   roots.push(root)
-  const dir = join(root, 't')
-  const table = await DeltaTable.create(dir, {
-    schema: 'id long not null, x int, y int, v string',
-    properties: { 'delta.enableDeletionVectors': 'true', 'delta.enableRowTracking': 'true' },
-  })
-  try {
-    for (let f = 0; f < 4; f++) {
-      await table.append(
-        Array.from({ length: 50 }, (_, i) => {
-          const k = f * 50 + i
-          return { id: BigInt(k), x: (k * 37) % 101, y: (k * 53) % 89, v: `r${k}` }
-        }),
-      )
-    }
-  } finally {
-    await table.close()
-  }
-  return dir
-}
-
-/** Live rows as `id -> "x,y,v@rowId"`, asserting every row id is live once. */
-async function live(dir: string): Promise<Map<number, string>> {
-  const table = await DeltaTable.open(dir)
-  try {
-    const rows = await table.scan({ withRowTracking: true }).toArray()
-    const ids = rows.map((r) => r._row_id as bigint)
-    assert.equal(new Set(ids).size, ids.length, 'every row id is live exactly once')
-    return new Map(rows.map((r) => [Number(r.id), `${r.x},${r.y},${r.v}@${r._row_id}`]))
-  } finally {
-    await table.close()
-  }
+  return relocationTable(root)
 }
 
 type Winner = 'zorder' | 'bin-pack'
@@ -124,7 +94,7 @@ describe('Case 5b: a DML that loses to a relocating OPTIMIZE', () => {
   for (const winner of WINNERS) {
     it(`C5-01 a DELETE with deletion vectors commits, its rows masked in the ${winner} outputs`, async () => {
       const dir = await fourFiles()
-      const before = await live(dir)
+      const before = await liveWithRowIds(dir)
       const deleted = [3, 17, 60, 61, 120, 199]
       const result = await dmlLosingTo(
         dir,
@@ -138,7 +108,7 @@ describe('Case 5b: a DML that loses to a relocating OPTIMIZE', () => {
         result.reconciliations.map((r) => [r.kind, r.winnerOperation, r.detail.rows]),
         [['case5b-zorder-reverse', 'OPTIMIZE', deleted.length]],
       )
-      assert.deepEqual(await live(dir), without(before, deleted))
+      assert.deepEqual(await liveWithRowIds(dir), without(before, deleted))
       // The DML's commit re-adds the outputs with exactly the six rows masked, and touches no source.
       const actions = await commitActions(dir, result.version)
       const adds = addsOf(actions)
@@ -159,7 +129,7 @@ describe('Case 5b: a DML that loses to a relocating OPTIMIZE', () => {
 
   it('C5-02 an UPDATE commits: one live copy per id, new values visible, old ones masked', async () => {
     const dir = await fourFiles()
-    const before = await live(dir)
+    const before = await liveWithRowIds(dir)
     const updated = [5, 55, 105, 155, 156]
     const result = await dmlLosingTo(
       dir,
@@ -172,7 +142,7 @@ describe('Case 5b: a DML that loses to a relocating OPTIMIZE', () => {
       result.reconciliations.map((r) => [r.kind, r.detail.rows]),
       [['case5b-zorder-reverse', updated.length]],
     )
-    const after = await live(dir)
+    const after = await liveWithRowIds(dir)
     const expected = new Map(before)
     for (const id of updated) {
       const [values, rowId] = before.get(id)!.split('@')
@@ -185,7 +155,7 @@ describe('Case 5b: a DML that loses to a relocating OPTIMIZE', () => {
 
   it('C5-02 a MERGE that updates, deletes and inserts commits: updated ids live once, deleted gone, inserts new', async () => {
     const dir = await fourFiles()
-    const before = await live(dir)
+    const before = await liveWithRowIds(dir)
     const result = await dmlLosingTo(
       dir,
       ON,
@@ -209,7 +179,7 @@ describe('Case 5b: a DML that loses to a relocating OPTIMIZE', () => {
       result.reconciliations.map((r) => [r.kind, r.detail.rows]),
       [['case5b-zorder-reverse', 2]],
     )
-    const after = await live(dir)
+    const after = await liveWithRowIds(dir)
     const [values8, id8] = before.get(8)!.split('@')
     const [x8, y8] = values8!.split(',')
     assert.equal(after.get(8), `${x8},${y8},merged@${id8}`)
@@ -224,7 +194,7 @@ describe('Case 5b: a DML that loses to a relocating OPTIMIZE', () => {
 
   it('C5-03 a DELETE that removes a whole file masks all of its rows in the outputs, once each', async () => {
     const dir = await fourFiles()
-    const before = await live(dir)
+    const before = await liveWithRowIds(dir)
     // Ids 50..99 are the whole second file; 7 is one row of the first.
     const gone = [7, ...Array.from({ length: 50 }, (_, i) => 50 + i)]
     const result = await dmlLosingTo(
@@ -238,7 +208,7 @@ describe('Case 5b: a DML that loses to a relocating OPTIMIZE', () => {
       result.reconciliations.map((r) => [r.kind, r.detail.rows]),
       [['case5b-zorder-reverse', gone.length]],
     )
-    assert.deepEqual(await live(dir), without(before, gone))
+    assert.deepEqual(await liveWithRowIds(dir), without(before, gone))
     assert.equal(await deletedInLiveFiles(dir), gone.length)
   })
 
@@ -253,7 +223,7 @@ describe('Case 5b: a DML that loses to a relocating OPTIMIZE', () => {
     } finally {
       await first.close()
     }
-    const before = await live(dir)
+    const before = await liveWithRowIds(dir)
     const deleted = [0, 42, 77, 150, 1000]
     const result = await dmlLosingTo(
       dir,
@@ -266,12 +236,12 @@ describe('Case 5b: a DML that loses to a relocating OPTIMIZE', () => {
       result.reconciliations.map((r) => [r.kind, r.detail.rows]),
       [['case5b-zorder-reverse', deleted.length]],
     )
-    assert.deepEqual(await live(dir), without(before, deleted))
+    assert.deepEqual(await liveWithRowIds(dir), without(before, deleted))
   })
 
   it('is off by default: the DML aborts', async () => {
     const dir = await fourFiles()
-    const before = await live(dir)
+    const before = await liveWithRowIds(dir)
     const result = await dmlLosingTo(
       dir,
       {},
@@ -287,7 +257,7 @@ describe('Case 5b: a DML that loses to a relocating OPTIMIZE', () => {
         ? /`optimize\.zorder\.conflictReconciliation\.reverse\.enabled`/
         : /`optimize\.conflictReconciliation\.reverse\.enabled`/,
     )
-    assert.deepEqual(await live(dir), before)
+    assert.deepEqual(await liveWithRowIds(dir), before)
   })
 })
 
@@ -346,7 +316,7 @@ async function relocateByCopy(dir: string, options: { readonly preservedTag: boo
 describe('Case 5b refuses on any doubt', () => {
   it('C5-05 a winner that does not declare the row ids preserved aborts the DML', async () => {
     const dir = await fourFiles()
-    const before = await live(dir)
+    const before = await liveWithRowIds(dir)
     const result = await dmlLosingTo(
       dir,
       ON,
@@ -356,7 +326,7 @@ describe('Case 5b refuses on any doubt', () => {
     assert.ok(result instanceof ConcurrentModificationError, String(result))
     assert.match(result.message, /does not declare delta\.rowTracking\.preserved=true/)
     // Nothing deleted (the copy gave its rows fresh ids, as a writer that preserves none does).
-    assert.deepEqual(valuesOf(await live(dir)), valuesOf(before))
+    assert.deepEqual(valuesOf(await liveWithRowIds(dir)), valuesOf(before))
   })
 
   it('C5-05 an output without materialized row ids aborts the DML', async () => {
@@ -373,7 +343,7 @@ describe('Case 5b refuses on any doubt', () => {
 
   it('C5-06 statistics that exclude the output holding a row abort the DML instead of skipping the row', async () => {
     const dir = await fourFiles()
-    const before = await live(dir)
+    const before = await liveWithRowIds(dir)
     const result = await dmlLosingTo(
       dir,
       ON,
@@ -400,7 +370,7 @@ describe('Case 5b refuses on any doubt', () => {
     )
     assert.ok(result instanceof ConcurrentModificationError, String(result))
     assert.match(result.message, /1 of the 1 row ids sought are not in the OPTIMIZE outputs/)
-    assert.deepEqual(await live(dir), before)
+    assert.deepEqual(await liveWithRowIds(dir), before)
   })
 
   it('C5-11 too many row ids sought aborts with the budget named', async () => {
@@ -434,7 +404,7 @@ describe('Case 5b refuses on any doubt', () => {
 describe('Case 5b with other winners in between', () => {
   it('C5-08 OPTIMIZE, then a DELETE on its output, then the losing DELETE: both deletions hold', async () => {
     const dir = await fourFiles()
-    const before = await live(dir)
+    const before = await liveWithRowIds(dir)
     const result = await dmlLosingTo(
       dir,
       { ...ON, 'rowLevelConcurrency.enabled': true },
@@ -449,7 +419,7 @@ describe('Case 5b with other winners in between', () => {
       result.reconciliations.map((r) => r.kind),
       ['case5b-zorder-reverse', 'case2-dv-union'],
     )
-    assert.deepEqual(await live(dir), without(before, [10, 110, 11, 111]))
+    assert.deepEqual(await liveWithRowIds(dir), without(before, [10, 110, 11, 111]))
     assert.equal(await deletedInLiveFiles(dir), 4)
   })
 

@@ -343,3 +343,41 @@ export async function liveKeys(table: DeltaTable): Promise<string[]> {
   }
   return [...keys].sort()
 }
+
+/**
+ * Cases 5a/5b: a table `t` under `root` of four files of 50 rows (ids 0..199) with row tracking and
+ * deletion vectors, spread over x and y.
+ */
+export async function relocationTable(root: string): Promise<string> {
+  const dir = join(root, 't')
+  const table = await DeltaTable.create(dir, {
+    schema: 'id long not null, x int, y int, v string',
+    properties: { 'delta.enableDeletionVectors': 'true', 'delta.enableRowTracking': 'true' },
+  })
+  try {
+    for (let f = 0; f < 4; f++) {
+      await table.append(
+        Array.from({ length: 50 }, (_, i) => {
+          const k = f * 50 + i
+          return { id: BigInt(k), x: (k * 37) % 101, y: (k * 53) % 89, v: `r${k}` }
+        }),
+      )
+    }
+  } finally {
+    await table.close()
+  }
+  return dir
+}
+
+/** Live rows as `id -> "x,y,v@rowId"`, asserting every row id is live once. */
+export async function liveWithRowIds(dir: string): Promise<Map<number, string>> {
+  const table = await DeltaTable.open(dir)
+  try {
+    const rows = await table.scan({ withRowTracking: true }).toArray()
+    const ids = rows.map((r) => r._row_id as bigint)
+    assert.equal(new Set(ids).size, ids.length, 'every row id is live exactly once')
+    return new Map(rows.map((r) => [Number(r.id), `${r.x},${r.y},${r.v}@${r._row_id}`]))
+  } finally {
+    await table.close()
+  }
+}
