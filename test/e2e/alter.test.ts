@@ -4,7 +4,7 @@
  * on the commit's actions as the log holds them; the refusals commit nothing.
  */
 import assert from 'node:assert/strict'
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises'
+import { mkdtemp, readdir, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, describe, it } from 'node:test'
@@ -21,6 +21,7 @@ import {
   UnsupportedTableFeatureError,
 } from '../../src/errors/index.js'
 import { DeltaTable } from '../../src/table/delta-table.js'
+import { commitCount, type LogLine, logLines } from './ops-support.js'
 
 const roots: string[] = []
 after(() => Promise.all(roots.map((r) => rm(r, { recursive: true, force: true }))))
@@ -29,21 +30,6 @@ async function tempDir(): Promise<string> {
   const d = await mkdtemp(join(tmpdir(), 'delta-rlc-alter-'))
   roots.push(d)
   return join(d, 't')
-}
-
-// biome-ignore lint/suspicious/noExplicitAny: log lines are free-form JSON read field by field
-type LogLine = Record<string, any>
-
-async function logLines(dir: string, version: bigint): Promise<LogLine[]> {
-  const text = await readFile(join(dir, '_delta_log', `${String(version).padStart(20, '0')}.json`), 'utf8')
-  return text
-    .trim()
-    .split('\n')
-    .map((l) => JSON.parse(l))
-}
-
-async function commitCount(dir: string): Promise<number> {
-  return (await readdir(join(dir, '_delta_log'))).filter((f) => /^\d{20}\.json$/.test(f)).length
 }
 
 async function table(

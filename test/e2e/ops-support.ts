@@ -381,3 +381,20 @@ export async function liveWithRowIds(dir: string): Promise<Map<number, string>> 
     await table.close()
   }
 }
+
+// biome-ignore lint/suspicious/noExplicitAny: log lines are free-form JSON read field by field
+export type LogLine = Record<string, any>
+
+/** The lines of commit `version` of the table at `dir`, each parsed as plain JSON. */
+export async function logLines(dir: string, version: bigint | number): Promise<LogLine[]> {
+  const text = await readFile(join(dir, LOG_DIR, commitFileName(BigInt(version))), 'utf8')
+  return text
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l))
+}
+
+/** How many commit files the table at `dir` has. */
+export async function commitCount(dir: string): Promise<number> {
+  return (await readdir(join(dir, LOG_DIR))).filter((f) => /^\d{20}\.json$/.test(f)).length
+}

@@ -6,12 +6,13 @@
  * the log and on the row ids a row-tracking scan reads, before and after an UPDATE.
  */
 import assert from 'node:assert/strict'
-import { mkdtemp, readFile, rm } from 'node:fs/promises'
+import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, describe, it } from 'node:test'
 import { ConcurrentDeleteReadError, ProtocolChangedError } from '../../src/errors/index.js'
 import { DeltaTable } from '../../src/table/delta-table.js'
+import { type LogLine, logLines } from './ops-support.js'
 
 const roots: string[] = []
 after(() => Promise.all(roots.map((r) => rm(r, { recursive: true, force: true }))))
@@ -20,17 +21,6 @@ async function tempDir(): Promise<string> {
   const d = await mkdtemp(join(tmpdir(), 'delta-rlc-backfill-'))
   roots.push(d)
   return join(d, 't')
-}
-
-// biome-ignore lint/suspicious/noExplicitAny: log lines are free-form JSON read field by field
-type LogLine = Record<string, any>
-
-async function logLines(dir: string, version: bigint): Promise<LogLine[]> {
-  const text = await readFile(join(dir, '_delta_log', `${String(version).padStart(20, '0')}.json`), 'utf8')
-  return text
-    .trim()
-    .split('\n')
-    .map((l) => JSON.parse(l))
 }
 
 const range = (a: number, b: number) => Array.from({ length: b - a }, (_, i) => a + i)

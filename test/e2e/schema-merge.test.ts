@@ -5,7 +5,7 @@
  * and nothing is committed.
  */
 import assert from 'node:assert/strict'
-import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises'
+import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, describe, it } from 'node:test'
@@ -13,6 +13,7 @@ import { tableFromArrays } from 'apache-arrow'
 import { InvalidArgumentError, UnsupportedError } from '../../src/errors/index.js'
 import { DeltaTable } from '../../src/table/delta-table.js'
 import { runCliInProcess } from '../helpers/cli-in-process.js'
+import { commitCount, type LogLine, logLines } from './ops-support.js'
 
 const roots: string[] = []
 after(() => Promise.all(roots.map((r) => rm(r, { recursive: true, force: true }))))
@@ -21,21 +22,6 @@ async function tempDir(): Promise<string> {
   const d = await mkdtemp(join(tmpdir(), 'delta-rlc-schema-merge-'))
   roots.push(d)
   return d
-}
-
-// biome-ignore lint/suspicious/noExplicitAny: log lines are free-form JSON read field by field
-type LogLine = Record<string, any>
-
-async function logLines(dir: string, version: bigint): Promise<LogLine[]> {
-  const text = await readFile(join(dir, '_delta_log', `${String(version).padStart(20, '0')}.json`), 'utf8')
-  return text
-    .trim()
-    .split('\n')
-    .map((l) => JSON.parse(l))
-}
-
-async function commitCount(dir: string): Promise<number> {
-  return (await readdir(join(dir, '_delta_log'))).filter((f) => /^\d{20}\.json$/.test(f)).length
 }
 
 const fieldsOf = (lines: LogLine[]): [string, unknown, boolean][] =>

@@ -4,13 +4,14 @@
  * concurrent writers and ambiguous storage failures.
  */
 import assert from 'node:assert/strict'
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises'
+import { mkdtemp, readdir, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, describe, it } from 'node:test'
 import { DuckDBInstance } from '@duckdb/node-api'
 import { createFaultyStore, createLocalStore } from '../../src/storage/index.js'
 import { DeltaTable } from '../../src/table/delta-table.js'
+import { logLines } from './ops-support.js'
 
 const roots: string[] = []
 after(() => Promise.all(roots.map((r) => rm(r, { recursive: true, force: true }))))
@@ -25,14 +26,6 @@ const rowsOf = (ids: number[]) => ids.map((i) => ({ id: BigInt(i), name: `n${i}`
 const range = (n: number) => Array.from({ length: n }, (_, i) => i)
 const idsOf = async (t: DeltaTable) =>
   (await t.scan({ columns: ['id'] }).toArray()).map((r) => Number(r.id as bigint)).sort((a, b) => a - b)
-
-async function logLines(dir: string, version: number): Promise<Array<Record<string, unknown>>> {
-  const text = await readFile(join(dir, '_delta_log', `${String(version).padStart(20, '0')}.json`), 'utf8')
-  return text
-    .trim()
-    .split('\n')
-    .map((l) => JSON.parse(l))
-}
 
 describe('create, append, delete', () => {
   for (const dv of [true, false]) {

@@ -4,7 +4,7 @@
  * actions as the log holds them, and the refusals (nothing committed).
  */
 import assert from 'node:assert/strict'
-import { mkdtemp, readFile, rm } from 'node:fs/promises'
+import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, describe, it } from 'node:test'
@@ -20,6 +20,7 @@ import type { Action } from '../../src/protocol/actions.js'
 import { protocolForProperties, writerFeaturesOf } from '../../src/protocol/table-features.js'
 import { DeltaTable } from '../../src/table/delta-table.js'
 import { runCliInProcess } from '../helpers/cli-in-process.js'
+import { logLines } from './ops-support.js'
 
 const roots: string[] = []
 after(() => Promise.all(roots.map((r) => rm(r, { recursive: true, force: true }))))
@@ -42,15 +43,6 @@ async function rows(t: DeltaTable, options: { version?: bigint } = {}): Promise<
   return out
     .map((r) => ({ id: Number(r.id as bigint), day: r.day as string, v: r.v as number }))
     .sort((a, b) => a.id - b.id)
-}
-
-// biome-ignore lint/suspicious/noExplicitAny: log lines are free-form JSON read field by field
-async function logLines(dir: string, version: bigint): Promise<Array<Record<string, any>>> {
-  const text = await readFile(join(dir, '_delta_log', `${String(version).padStart(20, '0')}.json`), 'utf8')
-  return text
-    .trim()
-    .split('\n')
-    .map((l) => JSON.parse(l))
 }
 
 async function table(
