@@ -119,6 +119,7 @@ class MergeJob {
 
     const files = await this.#leavingPositions()
     const keptMatched = req.reportKeptMatched === true ? await this.#keptMatched(files) : undefined
+    const updatedPositions = req.reportUpdated === true ? await this.#updatedPositions() : undefined
     const matched = await this.#counts('m_pairs', req.whenMatched)
     const bySource = await this.#counts('m_nmbs', req.whenNotMatchedBySource)
     // Each part can hold millions of rows: they are appended one by one, as spreading them
@@ -141,6 +142,7 @@ class MergeJob {
       rows: Object.freeze(rows),
       ...(req.rowTracking === undefined ? {} : { rowIds: Object.freeze(rowIds) }),
       ...(keptMatched === undefined ? {} : { keptMatched }),
+      ...(updatedPositions === undefined ? {} : { updatedPositions }),
       numSourceRows: req.sourceRows.length,
       numTargetRowsMatchedUpdated: matched.updated,
       numTargetRowsMatchedDeleted: matched.deleted,
@@ -313,6 +315,33 @@ class MergeJob {
     }
     this.#check()
     return Object.freeze(files.map((_, i) => Object.freeze(byFile.get(i) ?? [])))
+  }
+
+  /** Per request file, the positions of the target rows an update clause acted on (change data). */
+  async #updatedPositions(): Promise<readonly (readonly number[])[]> {
+    const acting = (table: string, clauses: readonly MergeTargetClause[]): string | undefined => {
+      const updates = indexesOf(clauses, 'update')
+      return updates.length === 0
+        ? undefined
+        : `SELECT __fidx, __pos FROM ${table} WHERE __clause IN (${updates.join(', ')})`
+    }
+    const parts = [
+      acting('m_pairs', this.#req.whenMatched),
+      acting('m_nmbs', this.#req.whenNotMatchedBySource),
+    ].filter((s): s is string => s !== undefined)
+    const byFile = new Map<number, number[]>()
+    if (parts.length > 0) {
+      const rows = (
+        await this.#con.runAndReadAll(
+          `SELECT __fidx, list(__pos ORDER BY __pos) FROM (${parts.join(' UNION ')}) GROUP BY __fidx`,
+        )
+      ).getRowsJS()
+      for (const [fidx, list] of rows) {
+        byFile.set(Number(fidx), Array.isArray(list) ? list.map((p) => Number(p)) : [])
+      }
+    }
+    this.#check()
+    return Object.freeze(this.#req.files.map((_, i) => Object.freeze(byFile.get(i) ?? [])))
   }
 
   /** Target rows acted on by update clauses and by delete clauses. */

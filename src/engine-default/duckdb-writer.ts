@@ -10,17 +10,19 @@ import {
   INTEGER,
 } from '@duckdb/node-api'
 import type { DataFileRef, RowTrackingColumns } from '../engine/data-plane.js'
-import type {
-  CompactedSource,
-  CompactionOutput,
-  CompactRequest,
-  DataWriter,
-  RewriteRequest,
-  RewriteRowTracking,
-  WriteRowsRequest,
-  WrittenFile,
-  ZOrderOutput,
-  ZOrderRequest,
+import {
+  CHANGE_TYPE_COLUMN,
+  type ChangeDataRequest,
+  type CompactedSource,
+  type CompactionOutput,
+  type CompactRequest,
+  type DataWriter,
+  type RewriteRequest,
+  type RewriteRowTracking,
+  type WriteRowsRequest,
+  type WrittenFile,
+  type ZOrderOutput,
+  type ZOrderRequest,
 } from '../engine/data-writer.js'
 import { InternalError, InvalidArgumentError, isDeltaError } from '../errors/index.js'
 import type { Expression } from '../expressions/ast.js'
@@ -205,6 +207,71 @@ export class DuckDbWriter implements DataWriter {
     })
   }
 
+  async writeChangeData(request: ChangeDataRequest): Promise<WrittenFile[]> {
+    const layout = planWriteLayout({
+      ...request.target,
+      pathPrefix: CHANGE_DATA_DIR,
+      targetFileSize: undefined,
+    })
+    // One relation over every source of every part: a file may give rows to several parts (the
+    // preimages and the deletions of one MERGE), each part selecting its own positions.
+    const sources: DataFileRef[] = []
+    const indexOf = new Map<string, number>()
+    const parts = request.parts.map((part) => {
+      checkUniqueKeys(part.sources, 'parts.sources')
+      const positions =
+        part.positions === undefined ? undefined : checkPositions(part.positions, part.sources)
+      for (const f of part.sources) {
+        if (indexOf.has(f.key)) continue
+        indexOf.set(f.key, sources.length)
+        sources.push(f)
+      }
+      return { ...part, positions }
+    })
+    if (parts.every((p) => p.sources.length === 0)) return []
+    return this.#job('change data', layout, request.signal, async (job) => {
+      const { sql: rel } = await job.sourceRelation(sources, true)
+      const cols = [
+        ...layout.dataColumns.map((_, i) => `r.d${i}`),
+        ...layout.partitionColumns.map((_, j) => `r.p${j}`),
+      ]
+      const selects: string[] = []
+      for (const [k, part] of parts.entries()) {
+        if (part.sources.length === 0) continue
+        const type = sqlString(part.changeType)
+        if (part.positions === undefined) {
+          const idx = part.sources.map((f) => indexOf.get(f.key) as number)
+          selects.push(
+            `SELECT ${cols.join(', ')}, ${type} AS __ct, r.__idx, r.__frn FROM (${rel}) r WHERE r.__idx IN (${idx.join(', ')})`,
+          )
+          continue
+        }
+        await job.appendPositions(`w_cdc_pos${k}`, sources, part.positions)
+        selects.push(
+          `SELECT ${cols.join(', ')}, ${type} AS __ct, r.__idx, r.__frn FROM (${rel}) r ` +
+            `SEMI JOIN w_cdc_pos${k} q ON q.__idx = r.__idx AND q.__pos = r.__frn`,
+        )
+      }
+      await job.con.run(
+        `CREATE TEMP TABLE w_out AS SELECT * FROM (${selects.join(' UNION ALL ')}) ORDER BY __idx, __frn`,
+      )
+      job.check()
+      const total = Number((await job.con.runAndReadAll('SELECT count(*) FROM w_out')).getRows()[0]?.[0] ?? 0)
+      if (total === 0) return []
+      const hidden = [`__ct AS ${sqlIdent(CHANGE_TYPE_COLUMN)}`]
+      if (layout.partitionColumns.length === 0) {
+        return job.writeGroups('w_out', [{ where: 'true', partitionValues: {} }], hidden, 'cdc')
+      }
+      const groups = await groupTableByPartition(job.con, layout)
+      return job.writeGroups(
+        'w_final',
+        groups.map((partitionValues, g) => ({ where: `__gid = ${g}`, partitionValues })),
+        hidden,
+        'cdc',
+      )
+    })
+  }
+
   async compact(request: CompactRequest): Promise<CompactionOutput[]> {
     const layout = planWriteLayout(request.target)
     const bins = request.bins.map((bin, b) => {
@@ -316,6 +383,9 @@ export class DuckDbWriter implements DataWriter {
     }
   }
 }
+
+/** Where change data files go (protocol: Change Data Files). */
+const CHANGE_DATA_DIR = '_change_data/'
 
 // === One write job: connection, scratch files, staged sources, uploads ===
 
@@ -441,6 +511,7 @@ class WriteJob {
     table: string,
     groups: readonly GroupSpec[],
     hidden: readonly string[] = [],
+    namePrefix = 'part',
   ): Promise<WrittenFile[]> {
     const layout = this.layout
     const select = [dataSelectList(layout), ...hidden].join(', ')
@@ -455,7 +526,7 @@ class WriteJob {
       )
       for (const w of written) files.push({ localPath: w.path, partitionValues: g.partitionValues })
     }
-    return this.#finish(files)
+    return this.#finish(files, namePrefix)
   }
 
   /** Compacts one bin into one file, its sources' live rows in bin order then row order. */
@@ -588,7 +659,7 @@ class WriteJob {
   }
 
   /** Computes the statistics of the scratch files and stores them under fresh names. */
-  async #finish(files: readonly ScratchFile[]): Promise<WrittenFile[]> {
+  async #finish(files: readonly ScratchFile[], namePrefix = 'part'): Promise<WrittenFile[]> {
     if (files.length === 0) return []
     const layout = this.layout
     const stats = fileStatsQuery(layout.statsLeaves)
@@ -608,7 +679,7 @@ class WriteJob {
       const values = byFile.get(f.localPath)
       if (values === undefined) throw new InternalError(`no statistics for the written file ${f.localPath}`)
       const { json, numRecords } = stats.toStats(values)
-      const name = `part-${String(this.#fileIndex++).padStart(5, '0')}-${randomUUID()}.c000.snappy.parquet`
+      const name = `${namePrefix}-${String(this.#fileIndex++).padStart(5, '0')}-${randomUUID()}.c000.snappy.parquet`
       const key = `${layout.pathPrefix}${partitionDirectory(partitionPhysical, f.partitionValues)}${name}`
       const bytes = await readFile(f.localPath)
       try {

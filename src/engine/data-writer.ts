@@ -139,6 +139,34 @@ export interface RewriteRowTracking extends RowTrackingColumns {
   readonly updated?: boolean | undefined
 }
 
+/** The change type of a change data row (`_change_type`), as Delta writes it. */
+export type ChangeType = 'insert' | 'delete' | 'update_preimage' | 'update_postimage'
+
+/** The name of the column that holds each change data row's {@link ChangeType}. */
+export const CHANGE_TYPE_COLUMN = '_change_type'
+
+/** Rows of existing files that one commit changed, and how. */
+export interface ChangeDataPart {
+  readonly changeType: ChangeType
+  /** Files to read; their deletion vectors are applied. */
+  readonly sources: readonly DataFileRef[]
+  /**
+   * Physical row positions per source key: only these rows are selected, and a source missing
+   * from the map contributes none. Every live row of every source when absent.
+   */
+  readonly positions?: ReadonlyMap<string, readonly number[]> | undefined
+}
+
+/**
+ * Change data files (protocol: Change Data Files): the rows of the parts, each with its
+ * `_change_type`, written under `_change_data/` (in partition directories on a partitioned table).
+ */
+export interface ChangeDataRequest extends WriteCallOptions {
+  readonly parts: readonly ChangeDataPart[]
+  /** The table's layout; `pathPrefix` and `targetFileSize` are ignored. */
+  readonly target: WriteTarget
+}
+
 /** Bin-packed compaction: each bin's live rows into one new file. */
 export interface CompactRequest extends WriteCallOptions {
   /** Source files per output, in the order their rows are written; one bin's files share partition values. */
@@ -287,4 +315,19 @@ export interface DataWriter {
    * @throws {StorageError} when DuckDB or the store fails
    */
   zOrder(request: ZOrderRequest): Promise<ZOrderOutput>
+
+  /**
+   * Writes change data files: the data columns of the selected rows (physical names, as data
+   * files hold them; partition values go to the directory and the returned `partitionValues`)
+   * followed by a string column `_change_type`, one set of files per partition, named
+   * `_change_data/[<partition directory>/]cdc-<n>-<uuid>.c000.snappy.parquet`. Optional: an
+   * engine without it cannot run DML on a table with change data feed enabled.
+   *
+   * @param request - the parts and the table layout
+   * @returns the new files (their `stats` are not used by a `cdc` action); empty without rows
+   * @throws {InvalidArgumentError} for positions of an unknown source, or a key repeated in a part
+   * @throws {FileNotFoundError} when a source file is missing
+   * @throws {StorageError} when DuckDB or the store fails
+   */
+  writeChangeData?(request: ChangeDataRequest): Promise<WrittenFile[]>
 }

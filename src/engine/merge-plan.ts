@@ -77,6 +77,12 @@ export interface MergeRequest {
    * inserts (a concurrent deletion of such a row would have let a source row be inserted).
    */
   readonly reportKeptMatched?: boolean | undefined
+  /**
+   * Report, per file, which of the leaving target rows an update clause acted on
+   * ({@link MergeResult.updatedPositions}); the others were deleted. The change data feed needs
+   * the split.
+   */
+  readonly reportUpdated?: boolean | undefined
   readonly signal?: AbortSignal | undefined
 }
 
@@ -119,6 +125,12 @@ export interface MergeResult {
    * files with a position in `files` (empty for the others).
    */
   readonly keptMatched?: readonly (readonly number[])[] | undefined
+  /**
+   * With `reportUpdated` in the request: per request file, in request order, the positions
+   * (ascending) of its rows in `files` that an update clause replaced; the rest of them were
+   * deleted.
+   */
+  readonly updatedPositions?: readonly (readonly number[])[] | undefined
   /**
    * Set when a target row is matched by more than one source row with an applicable matched
    * clause and that is not allowed; `files` and `rows` are then empty.

@@ -5,6 +5,7 @@ import { canWriteDeletionVectors } from '../protocol/table-features.js'
 import { pruneFiles } from '../scan/prune-files.js'
 import { checkRowCopyingSupported, rowTrackingToPreserve } from '../txn/row-copying.js'
 import type { OperationContext, PreparedOperation } from '../txn/staged-operation.js'
+import { changeDataActions } from './change-data.js'
 import { matchRows, removedRowIdsOf, removeRows } from './dml-support.js'
 
 /**
@@ -38,6 +39,9 @@ export async function buildDelete(
   }
   const touched = data === undefined ? [] : await matchRows(ctx, candidates, predicate)
   const removal = data === undefined ? await removeRows(ctx, [], candidates) : await removeRows(ctx, touched)
+  // Change data feed: the deleted rows, read before their files leave. Whole files removed by a
+  // partition predicate need none: readers take the removes as deletes.
+  const changes = await changeDataActions(ctx, { deleted: touched })
   const removedRowIds =
     rowTrackingToPreserve(snap) === undefined
       ? undefined
@@ -48,13 +52,14 @@ export async function buildDelete(
     parameters: {
       predicate: predicate ? JSON.stringify([typeof where === 'string' ? where : toSql(predicate)]) : '[]',
     },
-    actions: removal.actions,
+    actions: [...removal.actions, ...changes.actions],
     metrics: {
       numRemovedFiles: removal.removedFiles,
       numAddedFiles: removal.addedFiles,
       numDeletedRows: removal.removedRows,
       numCopiedRows: removal.copiedRows,
       numDeletionVectorsAdded: removal.dvsAdded + removal.dvsUpdated,
+      numAddedChangeFiles: changes.files,
     },
     changesData: true,
     preservesRowIds: rowTrackingToPreserve(snap) !== undefined,

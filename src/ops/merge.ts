@@ -11,6 +11,7 @@ import { pruneFiles } from '../scan/prune-files.js'
 import { checkFilesTrackRows } from '../scan/row-tracking-scan.js'
 import { checkRowCopyingSupported, rowTrackingToPreserve } from '../txn/row-copying.js'
 import type { OperationContext, PreparedOperation } from '../txn/staged-operation.js'
+import { changeDataActions, changeDataFeedOn } from './change-data.js'
 import { checkNotAppendOnly, removedRowIdsOf, replaceRows, type TouchedFile } from './dml-support.js'
 import { type MergeOptions, type MergePlan, planMerge } from './merge-clauses.js'
 import { captureMergeReadSet, sourceKeyPredicate } from './merge-source-keys.js'
@@ -94,6 +95,7 @@ export async function buildMerge(
     // Case 2 counts the rows a MERGE that inserts matched and left in place as its own: asked for
     // whatever the flags, so that explaining a conflict with Case 2 on gives the answer it would.
     reportKeptMatched: plan.whenNotMatched.length > 0,
+    reportUpdated: changeDataFeedOn(snap),
     signal: ctx.signal,
   })
   if (result.multipleMatch !== undefined) throw multipleMatchError(plan, sourceRows, result)
@@ -121,20 +123,34 @@ export async function buildMerge(
       })
     }
   }
+  const updated = result.numTargetRowsMatchedUpdated + result.numTargetRowsNotMatchedBySourceUpdated
   // New rows first: a value that does not fit its column fails here, before any DV is written.
-  const written: WrittenFile[] =
-    result.rows.length === 0
+  // With change data feed on, images and inserts go to separate files, read whole as the
+  // postimages and the inserts of the change data.
+  const writeNew = async (from: number, to: number): Promise<WrittenFile[]> =>
+    to <= from
       ? []
-      : await ctx.engine.writer.writeRows({
-          rows: result.rows,
+      : ctx.engine.writer.writeRows({
+          rows: from === 0 && to === result.rows.length ? result.rows : result.rows.slice(from, to),
           target: writeTargetOf(snap),
           signal: ctx.signal,
           rowTracking,
-          rowIds: rowTracking === undefined ? undefined : result.rowIds,
+          rowIds: rowTracking === undefined ? undefined : result.rowIds?.slice(from, to),
         })
-  ctx.wrote(written.map((f) => f.key))
-  const { removal, actions } = await replaceRows(ctx, touched, written)
-  const updated = result.numTargetRowsMatchedUpdated + result.numTargetRowsNotMatchedBySourceUpdated
+  const split = result.updatedPositions !== undefined
+  const images = split ? await writeNew(0, updated) : []
+  ctx.wrote(images.map((f) => f.key))
+  const inserts = await writeNew(split ? updated : 0, result.rows.length)
+  ctx.wrote(inserts.map((f) => f.key))
+  const written = [...images, ...inserts]
+  const { removal, actions: fileActions } = await replaceRows(ctx, touched, written)
+  const changes = split
+    ? await changeDataActions(
+        ctx,
+        mergeChanges(touched, result.updatedPositions ?? [], result.files, images, inserts),
+      )
+    : { actions: [], files: 0 }
+  const actions = [...fileActions, ...changes.actions]
   const deleted = result.numTargetRowsMatchedDeleted + result.numTargetRowsNotMatchedBySourceDeleted
   return {
     operation: 'MERGE',
@@ -155,7 +171,7 @@ export async function buildMerge(
       numTargetFilesRemoved: removal.removedFiles,
       numTargetBytesAdded: written.reduce((n, f) => n + f.size, 0) + removal.addedBytes,
       numTargetBytesRemoved: removal.removedBytes,
-      numTargetChangeFilesAdded: 0,
+      numTargetChangeFilesAdded: changes.files,
       numTargetDeletionVectorsAdded: removal.dvsAdded,
       numTargetDeletionVectorsUpdated: removal.dvsUpdated,
       numTargetDeletionVectorsRemoved: removal.dvsRemoved,
@@ -171,6 +187,28 @@ export async function buildMerge(
             preservedImageRows: (result.rowIds ?? []).filter((id) => id !== null).length,
           }),
   }
+}
+
+/**
+ * The change data of a MERGE: of the rows leaving each touched file, those an update clause
+ * acted on are preimages and the rest deletions; the images and inserts are their own files.
+ */
+function mergeChanges(
+  touched: readonly TouchedFile[],
+  updatedPositions: readonly (readonly number[])[],
+  files: MergeResult['files'],
+  images: readonly WrittenFile[],
+  inserts: readonly WrittenFile[],
+): Parameters<typeof changeDataActions>[1] {
+  const updatedByKey = new Map(files.map((f, i) => [f.key, new Set(updatedPositions[i] ?? [])]))
+  const preimages: TouchedFile[] = []
+  const deleted: TouchedFile[] = []
+  for (const t of touched) {
+    const updated = updatedByKey.get(t.ref.key) ?? new Set<number>()
+    preimages.push({ ...t, positions: t.positions.filter((p) => updated.has(p)) })
+    deleted.push({ ...t, positions: t.positions.filter((p) => !updated.has(p)) })
+  }
+  return { preimages, deleted, postimages: images, inserted: inserts }
 }
 
 /**

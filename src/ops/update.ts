@@ -7,6 +7,7 @@ import { pruneFiles } from '../scan/prune-files.js'
 import { checkFilesTrackRows } from '../scan/row-tracking-scan.js'
 import { checkRowCopyingSupported, rowTrackingToPreserve } from '../txn/row-copying.js'
 import type { OperationContext, PreparedOperation } from '../txn/staged-operation.js'
+import { changeDataActions } from './change-data.js'
 import {
   checkNotAppendOnly,
   matchRows,
@@ -87,10 +88,12 @@ export async function buildUpdate(ctx: OperationContext, options: UpdateOptions)
   })
   ctx.wrote(images.map((f) => f.key))
   const { removal, actions } = await replaceRows(ctx, touched, images)
+  // Change data feed: the rows as they were, from their source files, and the images as written.
+  const changes = await changeDataActions(ctx, { preimages: touched, postimages: images })
   return {
     operation: 'UPDATE',
     parameters,
-    actions,
+    actions: [...actions, ...changes.actions],
     metrics: updateMetrics(
       removal.removedRows,
       removal.copiedRows,
@@ -101,6 +104,7 @@ export async function buildUpdate(ctx: OperationContext, options: UpdateOptions)
       removal.dvsAdded,
       removal.dvsUpdated,
       removal.dvsRemoved,
+      changes.files,
     ),
     changesData: true,
     preservesRowIds: rowTracking !== undefined,
@@ -121,6 +125,7 @@ function updateMetrics(
   dvsAdded: number,
   dvsUpdated: number,
   dvsRemoved: number,
+  changeFiles = 0,
 ): Readonly<Record<string, number>> {
   return Object.freeze({
     numUpdatedRows: updatedRows,
@@ -129,7 +134,7 @@ function updateMetrics(
     numRemovedFiles: removedFiles,
     numAddedBytes: addedBytes,
     numRemovedBytes: removedBytes,
-    numAddedChangeFiles: 0,
+    numAddedChangeFiles: changeFiles,
     numDeletionVectorsAdded: dvsAdded,
     numDeletionVectorsUpdated: dvsUpdated,
     numDeletionVectorsRemoved: dvsRemoved,

@@ -71,7 +71,7 @@ export interface CreateOptions {
  * @returns false when the table existed and `ifExists` is `'ignore'`
  * @throws {TableAlreadyExistsError} when the table exists and `ifExists` is `'error'`
  * @throws {InvalidArgumentError} on a bad schema, partitioning, clustering or property
- * @throws {UnsupportedError} for features delta-rlc cannot write (column mapping, change data feed, ...)
+ * @throws {UnsupportedError} for features delta-rlc cannot write (column mapping, ...)
  */
 export async function createTable(
   engine: Engine,
@@ -125,11 +125,6 @@ export async function createTable(
         hint: 'In-Commit Timestamps enabled at creation cover every version; delta.enableInCommitTimestamps=true is all it takes.',
       })
     }
-  }
-  if ((properties['delta.enableChangeDataFeed'] ?? '').toLowerCase() === 'true') {
-    throw new UnsupportedError(
-      'Change data feed is not supported by delta-rlc; remove delta.enableChangeDataFeed',
-    )
   }
   const clusterBy =
     options.clusterBy === undefined

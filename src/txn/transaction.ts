@@ -593,13 +593,19 @@ function checkCommitShape(actions: readonly Action[]): void {
 }
 
 /**
- * The store keys of the data and DV files the `add` actions of a commit refer to, or undefined
- * when a path cannot be resolved (then nothing may be deleted: the commit has landed).
+ * The store keys of the data and DV files the `add` actions of a commit refer to, and of its
+ * change data files, or undefined when a path cannot be resolved (then nothing may be deleted:
+ * the commit has landed).
  */
 function referencedKeys(actions: readonly Action[]): Set<string> | undefined {
   const keys = new Set<string>()
   try {
     for (const a of actions) {
+      if ('cdc' in a) {
+        const path = decodeAddPath(a.cdc.path)
+        if (path.kind === 'relative') keys.add(path.key)
+        continue
+      }
       if (!('add' in a)) continue
       const path = decodeAddPath(a.add.path)
       if (path.kind === 'relative') keys.add(path.key)
