@@ -3,8 +3,11 @@
  * stable `code`. Conflict errors mirror Delta's own exceptions.
  */
 export * from './caller-errors.js'
+export * from './change-data-errors.js'
 export * from './clustering-errors.js'
+export * from './column-mapping-errors.js'
 export * from './commit-errors.js'
+export * from './computed-column-errors.js'
 export * from './conflict-errors.js'
 export * from './constraint-errors.js'
 export * from './delta-error.js'

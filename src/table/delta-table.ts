@@ -61,6 +61,7 @@ import {
 import { type CreateOptions, createTable } from './create-table.js'
 import { withDatesAsDays } from './input-rows.js'
 import { TableAlter } from './table-alter.js'
+import { type ChangesOptions, TableChanges } from './table-changes.js'
 import { Transaction } from './transaction.js'
 
 /** Options of {@link DeltaTable.open}. */
@@ -640,6 +641,37 @@ export class DeltaTable {
       this.engine,
       () => this.snapshot({ version, timestamp, signal: options.signal }),
       rest,
+    )
+  }
+
+  /**
+   * The change data feed of a range of versions (see {@link TableChanges}): every row inserted,
+   * deleted or updated (before and after images), with `_change_type`, `_commit_version` and
+   * `_commit_timestamp`. Nothing is read until it is iterated.
+   *
+   * ### Examples
+   * ```ts
+   * for await (const batch of table.changes({ startingVersion: 1 })) {
+   *   for (const row of batch) console.log(row._change_type, row._commit_version, row.id)
+   * }
+   * ```
+   *
+   * @param options - `startingVersion` or `startingTimestamp`, and optionally `endingVersion` or
+   *   `endingTimestamp` (inclusive; default the latest version)
+   * @returns the changes
+   * @throws {InvalidArgumentError} for a missing start or a malformed bound (at once)
+   * @throws {MissingChangeDataError} when change data was not recorded for a version of the range
+   * @throws {ChangeDataRangeError} when the range is empty or beyond the latest version
+   * @throws {ChangeDataFileNotFoundError} when a file it needs was vacuumed
+   */
+  changes(options: ChangesOptions): TableChanges {
+    return new TableChanges(
+      this.engine,
+      (version) =>
+        this.snapshot(
+          version === undefined ? { signal: options?.signal } : { version, signal: options?.signal },
+        ),
+      options,
     )
   }
 
