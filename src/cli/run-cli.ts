@@ -10,6 +10,7 @@ import {
 } from './command.js'
 import { alterCommand } from './commands/alter.js'
 import { appendCommand } from './commands/append.js'
+import { changesCommand } from './commands/changes.js'
 import { checkpointCommand } from './commands/checkpoint.js'
 import { cleanupMetadataCommand } from './commands/cleanup-metadata.js'
 import { createCommand } from './commands/create.js'
@@ -43,6 +44,7 @@ export const COMMANDS: readonly Command[] = Object.freeze([
   alterCommand,
   historyCommand,
   scanCommand,
+  changesCommand,
   describeCommand,
   checkpointCommand,
   cleanupMetadataCommand,
