@@ -369,7 +369,8 @@ function build(f: Fields): TransactionInfo {
   let isAppendOnly = true
   let metadataChanged = false
   for (const a of f.actions) {
-    if (isRemove(a) || (isAdd(a) && a.add.deletionVector !== undefined)) isAppendOnly = false
+    // Change data files are written only by a commit that changed existing rows.
+    if (isRemove(a) || isCdc(a) || (isAdd(a) && a.add.deletionVector !== undefined)) isAppendOnly = false
     if (isMetadata(a)) metadataChanged = true
   }
   return Object.freeze({

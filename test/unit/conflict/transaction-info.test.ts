@@ -35,6 +35,16 @@ function info(
   })
 }
 
+/** A change data file, as a DML on a table with change data feed enabled commits it. */
+const CDC: Action = {
+  cdc: {
+    path: '_change_data/cdc-00000.c000.snappy.parquet',
+    partitionValues: {},
+    size: 10n,
+    dataChange: false,
+  },
+}
+
 describe('derived values of the losing transaction (rlc-spec 1.5)', () => {
   const rows: readonly [string, readonly Action[], Parameters<typeof info>[1], boolean, boolean][] = [
     ['only adds, no reads', [A.add(add('a'))], {}, true, true],
@@ -45,6 +55,7 @@ describe('derived values of the losing transaction (rlc-spec 1.5)', () => {
     ['a remove', [A.add(add('a')), A.remove(remove('b'))], {}, false, false],
     ['an add with a deletion vector', [A.add(add('a', { dv: inlineDv([1]) }))], {}, true, false],
     ['metadata and adds (append-only still)', [A.metadata(m), A.add(add('a'))], {}, true, true],
+    ['adds and a change data file', [A.add(add('a')), CDC], {}, false, false],
   ]
   for (const [what, actions, reads, blind, appendOnly] of rows) {
     it(`${what}: blind append ${blind}, append-only ${appendOnly}`, () => {
@@ -94,6 +105,14 @@ describe('chooseIsolationLevel (rlc-spec 1.7)', () => {
     ],
     ['an empty commit', [], { 'delta.isolationLevel': 'Serializable' }, 'TRUNCATE', 'SnapshotIsolation'],
     ['a DELETE', [A.remove(remove('a'))], {}, 'DELETE', 'WriteSerializable'],
+    ['a DELETE with its change data file', [A.remove(remove('a')), CDC], {}, 'DELETE', 'WriteSerializable'],
+    [
+      'dataChange=false files plus a change data file (Delta: a cdc action never changes data)',
+      [...dataFalse, CDC],
+      { 'delta.isolationLevel': 'Serializable' },
+      'DELETE',
+      'SnapshotIsolation',
+    ],
     [
       'a DELETE on a Serializable table',
       [A.remove(remove('a'))],
