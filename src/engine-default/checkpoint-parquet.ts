@@ -46,6 +46,9 @@ function checkpointColumns(
     ['txn', 'STRUCT(appId VARCHAR, "version" BIGINT, lastUpdated BIGINT)'],
     ['add', addColumnType(opts)],
     ...OTHER_COLUMNS,
+    ...(opts?.checkpointMetadata === true
+      ? [['checkpointMetadata', `STRUCT("version" BIGINT, tags ${STRING_MAP})`] as const]
+      : []),
   ]
 }
 

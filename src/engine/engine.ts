@@ -96,4 +96,9 @@ export interface CheckpointWriteOptions extends EngineCallOptions {
   readonly statsParsedType?: StructType | undefined
   /** The type of `add.partitionValues_parsed`; the column is written only when given. */
   readonly partitionValuesParsedType?: StructType | undefined
+  /**
+   * Whether the file has a `checkpointMetadata` column: a V2 checkpoint (on a `v2Checkpoint`
+   * table), whose lines then include one `checkpointMetadata` action.
+   */
+  readonly checkpointMetadata?: boolean | undefined
 }

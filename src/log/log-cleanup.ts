@@ -74,7 +74,7 @@ export interface ExpiredLogFiles {
  * The log files below `boundary` older than `cutoffMs`: commits, checkpoints (classic,
  * multi-part, V2 top-level files), compacted commits (by their last version) and checksum files.
  * `_last_checkpoint`, sidecars, unknown names and every file of `boundary` and above are never
- * returned.
+ * returned; a returned file's Hadoop checksum file (`.<name>.crc`) follows it.
  *
  * @param files - a listing of `_delta_log/`
  * @param boundary - the checkpoint version readers inside the window start from
@@ -104,5 +104,70 @@ export function expiredLogFiles(
           ? 1
           : 0,
   )
-  return Object.freeze({ files: Object.freeze(out.map((n) => n.file)), keptYoung })
+  // A Hadoop checksum file (`.<name>.crc`, which Spark writes on some file systems) goes with
+  // its file.
+  const companions = new Map<string, FileMetaLike>()
+  for (const f of files) {
+    const companion = checksumOwner(f.key)
+    if (companion !== undefined) companions.set(companion, f)
+  }
+  const result: FileMetaLike[] = []
+  for (const n of out) {
+    result.push(n.file)
+    const crc = companions.get(n.file.key)
+    if (crc !== undefined) result.push(crc)
+  }
+  return Object.freeze({ files: Object.freeze(result), keptYoung })
+}
+
+/** The key of the file a Hadoop checksum file (`dir/.<name>.crc`) belongs to, else undefined. */
+function checksumOwner(key: string): string | undefined {
+  const slash = key.lastIndexOf('/') + 1
+  const name = key.slice(slash)
+  return name.startsWith('.') && name.endsWith('.crc') ? key.slice(0, slash) + name.slice(1, -4) : undefined
+}
+
+/**
+ * The checkpoint files of a listing that may name V2 sidecars: V2 top-level files
+ * (`n.checkpoint.<uuid>.json|parquet`) and single-file checkpoints (`n.checkpoint.parquet`, which
+ * hold V2 content on a `v2Checkpoint` table). Multi-part checkpoints never name sidecars.
+ *
+ * @param files - a listing of `_delta_log/`
+ * @param gone - keys already deleted, left out
+ * @returns the files, with their version and format
+ */
+export function sidecarNamingCheckpoints(
+  files: readonly FileMetaLike[],
+  gone: ReadonlySet<string>,
+): Array<{ readonly file: FileMetaLike; readonly version: Version; readonly format: 'json' | 'parquet' }> {
+  const out: Array<{ file: FileMetaLike; version: Version; format: 'json' | 'parquet' }> = []
+  for (const { file, name } of namedLogFiles(files)) {
+    if (gone.has(file.key)) continue
+    if (name.type === 'v2-checkpoint') out.push({ file, version: name.version, format: name.format })
+    else if (name.type === 'checkpoint') out.push({ file, version: name.version, format: 'parquet' })
+  }
+  return out
+}
+
+/**
+ * The sidecars expired log cleanup may delete: those no remaining checkpoint names, last
+ * modified before the cutoff. The age rule is what keeps a checkpoint being written safe: its
+ * writer stores the sidecars first and the checkpoint that names them after, so a young
+ * unreferenced sidecar may be named a moment later.
+ *
+ * @param sidecars - a listing of `_delta_log/_sidecars/`
+ * @param referenced - store keys of the sidecars the remaining checkpoints name
+ * @param cutoffMs - sidecars modified at or after this instant stay
+ * @returns the sidecars to delete, ascending by key
+ */
+export function unreferencedSidecars(
+  sidecars: readonly FileMetaLike[],
+  referenced: ReadonlySet<string>,
+  cutoffMs: number,
+): FileMetaLike[] {
+  // A Hadoop checksum file (`.<name>.crc`) lives and dies with its sidecar.
+  const out = sidecars.filter(
+    (f) => f.lastModified < cutoffMs && !referenced.has(checksumOwner(f.key) ?? f.key),
+  )
+  return out.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0))
 }

@@ -4,16 +4,22 @@
  * `log/log-cleanup.ts` says may go. See that module for the rule and why every version inside the
  * retention window stays readable.
  */
-import type { Engine } from '../engine/engine.js'
+import type { ActionRow, Engine } from '../engine/engine.js'
 import { FileNotFoundError } from '../errors/index.js'
-import { completeCheckpointVersions, expiredLogFiles } from '../log/log-cleanup.js'
+import {
+  completeCheckpointVersions,
+  expiredLogFiles,
+  sidecarNamingCheckpoints,
+  unreferencedSidecars,
+} from '../log/log-cleanup.js'
 import { type FileMetaLike, latestVersion, type SegmentCommit } from '../log/log-segment.js'
 import type { Version } from '../protocol/actions.js'
-import { commitKey, LOG_DIR, parseLogFileName } from '../protocol/log-files.js'
+import { commitKey, LOG_DIR, parseLogFileName, SIDECAR_DIR } from '../protocol/log-files.js'
 import { booleanProperty, logRetentionMillis } from '../protocol/table-properties.js'
 import type { FileMeta } from '../storage/object-store.js'
 import { historyTimeline, inCommitTimestampStart, readCommitInfo } from './commit-timestamps.js'
 import { readLastCheckpointHint } from './load-snapshot.js'
+import { parseLogBytes } from './log-reader.js'
 import type { Snapshot } from './snapshot.js'
 
 /** The table property that turns automatic cleanup after checkpoints on and off. */
@@ -52,7 +58,10 @@ export interface LogCleanupResult {
    * versions were eligible. `undefined` when no checkpoint is older than the cutoff.
    */
   readonly boundary: Version | undefined
-  /** Store keys deleted (in a dry run: that would be), ascending by version. */
+  /**
+   * Store keys deleted (in a dry run: that would be): log files ascending by version, then the
+   * V2 sidecars no remaining checkpoint names.
+   */
   readonly files: readonly string[]
   /** Their total size in bytes. */
   readonly bytes: number
@@ -79,7 +88,9 @@ export function expiredLogCleanupEnabled(snapshot: Snapshot): boolean {
  * The boundary is also never above the version `_last_checkpoint` names, so the hint keeps
  * pointing at a checkpoint that exists. Time travel to any version inside the window keeps
  * working; to an older one it fails with `VersionNotFoundError`. Files are deleted in ascending
- * version order, so a cleanup stopped part way leaves every version from the boundary on.
+ * version order, so a cleanup stopped part way leaves every version from the boundary on. Then
+ * the V2 sidecars (`_delta_log/_sidecars/`) that no remaining checkpoint names and that are
+ * older than the cutoff are deleted too.
  *
  * @param engine - the table's engine
  * @param snapshot - the table state whose properties decide the retention; checkpoints above
@@ -102,42 +113,124 @@ export async function cleanUpExpiredLogs(
   const listing = await listOlderThan(engine, cutoff, signal)
   const hint = await readLastCheckpointHint(engine, signal)
   const boundary = await cleanupBoundary(engine, snapshot, listing, hint?.version, cutoff, signal)
-  const empty = { dryRun, cutoff, boundary, files: [], bytes: 0, failures: [] }
-  if (boundary === undefined) return Object.freeze(empty)
-  const expired = expiredLogFiles(listing, boundary, cutoff).files
+  const expired = boundary === undefined ? [] : expiredLogFiles(listing, boundary, cutoff).files
+  if (dryRun) {
+    const gone = new Set(expired.map((f) => f.key))
+    const sidecars = await staleSidecars(engine, gone, cutoff, signal)
+    const files = [...expired, ...sidecars]
+    let bytes = 0
+    for (const f of files) bytes += f.size
+    return Object.freeze({
+      dryRun,
+      cutoff,
+      boundary,
+      files: Object.freeze(files.map((f) => f.key)),
+      bytes,
+      failures: [],
+    })
+  }
+  const logs = await deleteFiles(engine, expired, signal)
+  // Sidecars go after the checkpoints: one a failed delete left in place keeps what it names.
+  const sidecars = await staleSidecars(engine, new Set(logs.deleted.map((f) => f.key)), cutoff, signal)
+  const named = await deleteFiles(engine, sidecars, signal)
+  const files: string[] = []
   let bytes = 0
-  for (const f of expired) bytes += f.size
-  if (dryRun) return Object.freeze({ ...empty, files: Object.freeze(expired.map((f) => f.key)), bytes })
+  for (const f of [...logs.deleted, ...named.deleted]) {
+    files.push(f.key)
+    bytes += f.size
+  }
+  const failures = [...logs.failures, ...named.failures]
+  return Object.freeze({
+    dryRun,
+    cutoff,
+    boundary,
+    files: Object.freeze(files),
+    bytes,
+    failures: Object.freeze(failures),
+  })
+}
+
+/** Deletes files with a few requests in flight; what fails is reported, not thrown. */
+async function deleteFiles(
+  engine: Engine,
+  targets: readonly FileMetaLike[],
+  signal: AbortSignal | undefined,
+): Promise<{ deleted: FileMetaLike[]; failures: LogCleanupFailure[] }> {
   const failures: LogCleanupFailure[] = []
-  const deleted = new Array<boolean>(expired.length).fill(false)
+  const done = new Array<boolean>(targets.length).fill(false)
   let next = 0
   const stopped = (): boolean => signal?.aborted === true
   // Every worker ends before the call returns or throws: no delete is left running after it.
   const worker = async (): Promise<void> => {
-    while (next < expired.length && !stopped()) {
+    while (next < targets.length && !stopped()) {
       const i = next++
-      const f = expired[i] as FileMetaLike
+      const f = targets[i] as FileMetaLike
       try {
         await engine.storage.delete(f.key, { signal })
-        deleted[i] = true
+        done[i] = true
       } catch (err) {
         if (stopped()) return
         failures.push({ key: f.key, message: err instanceof Error ? err.message : String(err), cause: err })
       }
     }
   }
-  await Promise.all(Array.from({ length: Math.min(DELETE_CONCURRENCY, expired.length) }, worker))
+  await Promise.all(Array.from({ length: Math.min(DELETE_CONCURRENCY, targets.length) }, worker))
   signal?.throwIfAborted()
-  const files: string[] = []
-  bytes = 0
-  for (const [i, ok] of deleted.entries()) {
-    if (!ok) continue
-    const f = expired[i]
-    if (f === undefined) continue
-    files.push(f.key)
-    bytes += f.size
+  return { deleted: targets.filter((_, i) => done[i]), failures }
+}
+
+/**
+ * The V2 sidecars no remaining checkpoint names, older than the cutoff (Delta's metadata
+ * cleanup deletes them with the checkpoints that named them). Costs one listing of
+ * `_delta_log/_sidecars/`; only when an old sidecar is there does it list the log and read the
+ * top-level files of the checkpoints that remain (small: a checkpoint with sidecars keeps its
+ * file actions in them). A checkpoint that cannot be read keeps every sidecar.
+ */
+async function staleSidecars(
+  engine: Engine,
+  gone: ReadonlySet<string>,
+  cutoff: number,
+  signal: AbortSignal | undefined,
+  attempts = 3,
+): Promise<FileMetaLike[]> {
+  const old: FileMeta[] = []
+  for await (const f of engine.storage.listFrom(SIDECAR_DIR, { signal })) {
+    if (f.key.startsWith(SIDECAR_DIR) && f.lastModified < cutoff) old.push(f)
   }
-  return Object.freeze({ ...empty, files: Object.freeze(files), bytes, failures: Object.freeze(failures) })
+  if (old.length === 0) return []
+  const log: FileMeta[] = []
+  for await (const f of engine.storage.listFrom(LOG_DIR, { signal })) log.push(f)
+  const referenced = new Set<string>()
+  const note = (row: unknown): void => {
+    const path = (row as { sidecar?: { path?: unknown } } | null)?.sidecar?.path
+    if (typeof path === 'string') referenced.add(`${SIDECAR_DIR}${path}`)
+  }
+  try {
+    for (const cp of sidecarNamingCheckpoints(log, gone)) {
+      if (cp.format === 'json') {
+        const bytes = await engine.storage.read(cp.file.key, undefined, { signal })
+        for (const a of parseLogBytes(bytes, cp.file.key, cp.version)) note(a)
+        continue
+      }
+      const onRows = (rows: readonly ActionRow[]): void => {
+        for (const r of rows) {
+          if (typeof r !== 'string') note(r)
+          else if (r.includes('"sidecar"')) note(JSON.parse(r))
+        }
+      }
+      const parquet = engine.parquet
+      if (parquet.readActionRowBatches !== undefined)
+        await parquet.readActionRowBatches([cp.file.key], onRows, { signal })
+      else onRows(await parquet.readActionRows([cp.file.key], { signal }))
+    }
+  } catch (err) {
+    // A checkpoint deleted meanwhile names nothing any more; any other failure keeps everything.
+    if (err instanceof FileNotFoundError && attempts > 1)
+      return staleSidecars(engine, gone, cutoff, signal, attempts - 1)
+    signal?.throwIfAborted()
+    return []
+  }
+  return unreferencedSidecars(old, referenced, cutoff)
 }
 
 /**

@@ -9,7 +9,7 @@ import {
   parsedFromPartitionValues,
   parsedFromStatsJson,
 } from '../protocol/parsed-stats.js'
-import { columnMappingMode } from '../protocol/table-features.js'
+import { columnMappingMode, requiresV2Checkpoints } from '../protocol/table-features.js'
 import {
   checkpointWriteStatsAsJson,
   checkpointWriteStatsAsStruct,
@@ -54,8 +54,9 @@ export interface WriteCheckpointOptions {
 }
 
 /**
- * The actions of a classic checkpoint of `snapshot`: protocol, metadata, app transactions, live
- * domain metadata, every live file, and the tombstones still inside the retention window.
+ * The actions of a classic-named checkpoint of `snapshot`: protocol, metadata (and, on a
+ * `v2Checkpoint` table, the V2 `checkpointMetadata` header), app transactions, live domain
+ * metadata, every live file, and the tombstones still inside the retention window.
  * Pure: the same snapshot and clock give the same list.
  *
  * @param snapshot - the state to persist
@@ -65,6 +66,9 @@ export interface WriteCheckpointOptions {
 export function planCheckpointActions(snapshot: Snapshot, nowMs: number): Action[] {
   const state = snapshot.state
   const actions: Action[] = [{ protocol: state.protocol }, { metaData: state.metadata }]
+  // A `v2Checkpoint` table takes only V2 checkpoints: a classic-named one is V2 with its header.
+  if (requiresV2Checkpoints(state.protocol, state.metadata))
+    actions.push({ checkpointMetadata: { version: snapshot.version } })
   for (const txn of state.setTransactions.values()) actions.push({ txn })
   for (const dm of state.domainMetadata.values()) if (!dm.removed) actions.push({ domainMetadata: dm })
   // A checkpoint replaces history, so nothing in it is a data change.
@@ -170,6 +174,7 @@ export async function writeCheckpoint(
     statsAsJson: format.asJson,
     statsParsedType: format.struct?.statsType,
     partitionValuesParsedType: format.struct?.partitionValuesType,
+    checkpointMetadata: actions.some((a) => 'checkpointMetadata' in a),
   }
   const sizeInBytes = await engine.parquet.writeActionRows(
     key,

@@ -4,7 +4,12 @@
  */
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { completeCheckpointVersions, expiredLogFiles } from '../../../src/log/log-cleanup.js'
+import {
+  completeCheckpointVersions,
+  expiredLogFiles,
+  sidecarNamingCheckpoints,
+  unreferencedSidecars,
+} from '../../../src/log/log-cleanup.js'
 import type { FileMetaLike } from '../../../src/log/log-segment.js'
 
 const pad = (v: number) => String(v).padStart(20, '0')
@@ -58,6 +63,8 @@ describe('expiredLogFiles', () => {
         `_delta_log/${pad(0)}.json`,
         `_delta_log/${pad(1)}.crc`,
         `_delta_log/${pad(1)}.json`,
+        // A Hadoop checksum file follows its file.
+        `_delta_log/.${pad(1)}.json.crc`,
         `_delta_log/${pad(0)}.${pad(2)}.compacted.json`,
         `_delta_log/${pad(2)}.json`,
         `_delta_log/${pad(3)}.json`,
@@ -68,5 +75,50 @@ describe('expiredLogFiles', () => {
 
   it('deletes nothing at boundary 0', () => {
     assert.deepEqual(expiredLogFiles([file(`${pad(0)}.json`, 0)], 0n, 10).files, [])
+  })
+})
+
+describe('sidecarNamingCheckpoints', () => {
+  it('lists V2 and single-file checkpoints that remain, never multi-part ones or commits', () => {
+    const listing = [
+      file(`${pad(1)}.checkpoint.parquet`, 0),
+      file(`${pad(2)}.checkpoint.0000000001.0000000002.parquet`, 0),
+      file(`${pad(3)}.checkpoint.80a083e8-7026-4e79-81be-64bd76c43a11.json`, 0),
+      file(`${pad(4)}.checkpoint.80a083e8-7026-4e79-81be-64bd76c43a12.parquet`, 0),
+      file(`${pad(5)}.checkpoint.parquet`, 0),
+      file(`${pad(5)}.json`, 0),
+    ]
+    const gone = new Set([`_delta_log/${pad(1)}.checkpoint.parquet`])
+    assert.deepEqual(
+      sidecarNamingCheckpoints(listing, gone).map((c) => [c.version, c.format]),
+      [
+        [3n, 'json'],
+        [4n, 'parquet'],
+        [5n, 'parquet'],
+      ],
+    )
+  })
+})
+
+describe('unreferencedSidecars', () => {
+  it('returns old sidecars no checkpoint names, with their checksum files; named or young ones stay', () => {
+    const side = (name: string, lastModified: number) => file(`_sidecars/${name}`, lastModified)
+    const sidecars = [
+      side('b.parquet', 1_000),
+      side('.b.parquet.crc', 1_000),
+      side('a.parquet', 1_000),
+      side('.a.parquet.crc', 1_000),
+      side('young.parquet', 5_000),
+      side('old.parquet', 1_000),
+    ]
+    const referenced = new Set(['_delta_log/_sidecars/a.parquet'])
+    assert.deepEqual(
+      unreferencedSidecars(sidecars, referenced, 2_000).map((f) => f.key),
+      [
+        '_delta_log/_sidecars/.b.parquet.crc',
+        '_delta_log/_sidecars/b.parquet',
+        '_delta_log/_sidecars/old.parquet',
+      ],
+    )
   })
 })
