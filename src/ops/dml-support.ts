@@ -72,6 +72,8 @@ export interface RowRemoval {
   readonly dvsUpdated: number
   /** Files with a DV that left the table whole or were rewritten. */
   readonly dvsRemoved: number
+  /** The files rows were taken out of by position (the change data of the rows that left). */
+  readonly touched: readonly TouchedFile[]
 }
 
 /**
@@ -340,6 +342,7 @@ export async function removeRows(
       dvsAdded: dvUpdates.filter((u) => u.file.deletionVector === undefined).length,
       dvsUpdated: dvUpdates.filter((u) => u.file.deletionVector !== undefined).length,
       dvsRemoved,
+      touched: touched.filter((t) => t.positions.length > 0),
     }
   } finally {
     // The bitmaps live in wasm memory; the DV file holds their bytes now.
