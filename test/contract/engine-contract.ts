@@ -303,6 +303,52 @@ export function engineContract(name: string, factory: EngineFactory): void {
           )
         }),
       )
+      it(
+        'writes change data files under _change_data/: selected rows (DVs applied) or whole files, each with _change_type',
+        withEngine(async (engine, store) => {
+          // An engine without change data (the member is optional) has nothing to check here.
+          if (engine.writer.writeChangeData === undefined) return
+          const f = await writeOne(engine.writer, rowsOf([1, 2, 3]))
+          const g = await writeOne(engine.writer, rowsOf([4], null))
+          const before = await keysOf(store)
+          const files = await engine.writer.writeChangeData({
+            parts: [
+              { changeType: 'delete', sources: [ref(f, [2])], positions: new Map([[f.key, [0]]]) },
+              { changeType: 'update_preimage', sources: [ref(f, [2])], positions: new Map([[f.key, [1]]]) },
+              { changeType: 'insert', sources: [ref(g)] },
+            ],
+            target: TARGET,
+          })
+          assert.deepEqual(
+            files.map((c) => c.key.replace(/cdc-\d+-[0-9a-f-]+\.c000\.snappy\.parquet$/, 'cdc')).sort(),
+            ['_change_data/part=__HIVE_DEFAULT_PARTITION__/cdc', '_change_data/part=a/cdc'],
+          )
+          assert.deepEqual(
+            (await keysOf(store)).filter((k) => !before.includes(k)),
+            files.map((c) => c.key).sort(),
+          )
+          const typeColumn: ColumnSpec = {
+            name: '_change_type',
+            type: 'string',
+            physicalName: '_change_type',
+            isPartition: false,
+          }
+          const back: unknown[][] = []
+          for await (const b of engine.data.scan({
+            files: files.map((c) => ref(c)),
+            columns: [...COLUMNS, typeColumn],
+          })) {
+            for (const r of b) back.push([Number(r.id as bigint), r.part, r._change_type])
+          }
+          back.sort((x, y) => (x[0] as number) - (y[0] as number))
+          assert.deepEqual(back, [
+            [1, 'a', 'delete'],
+            [2, 'a', 'update_preimage'],
+            [4, null, 'insert'],
+          ])
+          assert.deepEqual(await engine.writer.writeChangeData({ parts: [], target: TARGET }), [])
+        }),
+      )
     })
 
     describe('data plane', () => {
@@ -530,6 +576,35 @@ export function engineContract(name: string, factory: EngineFactory): void {
             result.rows.map((r) => Number(r.id as bigint)),
             [1, 9],
           )
+        }),
+      )
+
+      it(
+        'reports, when asked, which leaving target rows an update clause replaced',
+        withEngine(async (engine) => {
+          // An engine without MERGE (the member is optional) has nothing to check here.
+          if (engine.merge === undefined) return
+          const f = await writeOne(engine.writer, rowsOf([1, 2, 3, 4]))
+          const result = await engine.merge.execute({
+            files: [ref(f)],
+            targetColumns: COLUMNS,
+            sourceColumns: [{ name: 'id', type: 'long' }],
+            sourceRows: [{ id: 1n }, { id: 3n }],
+            on: parsePredicate('target.id = source.id'),
+            whenMatched: [
+              { kind: 'delete', condition: parsePredicate('source.id = 3') },
+              { kind: 'update', set: { amount: parseExpression('1') } },
+            ],
+            whenNotMatched: [],
+            whenNotMatchedBySource: [{ kind: 'update', condition: parsePredicate('target.id = 4'), set: {} }],
+            allowMultipleMatches: false,
+            reportUpdated: true,
+          })
+          assert.deepEqual(
+            result.files.map((m) => m.positions),
+            [[0, 2, 3]],
+          )
+          assert.deepEqual(result.updatedPositions, [[0, 3]])
         }),
       )
 
