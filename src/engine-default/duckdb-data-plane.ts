@@ -20,7 +20,12 @@ import {
 import { InvalidArgumentError } from '../errors/index.js'
 import type { Expression } from '../expressions/ast.js'
 import { renderDuckDbSql } from '../expressions/render-duckdb.js'
-import type { DataType } from '../protocol/schema.js'
+import {
+  COLUMN_MAPPING_PHYSICAL_NAME_KEY,
+  type DataType,
+  fieldByName,
+  isStructType,
+} from '../protocol/schema.js'
 import type { ObjectStore } from '../storage/object-store.js'
 import { ColumnBatcher } from './duckdb-columns.js'
 import { dataPlaneError, streamFailureError } from './duckdb-errors.js'
@@ -302,13 +307,7 @@ export class DuckDbDataPlane implements DataPlane {
                 hint: `Known columns: ${[...byName.values()].map((c) => c.name).join(', ')}`,
               })
             }
-            const base = columnSql(spec)
-            return path.length === 1
-              ? base
-              : `${base}${path
-                  .slice(1)
-                  .map((p) => `.${sqlIdent(p)}`)
-                  .join('')}`
+            return `${columnSql(spec)}${nestedFieldsSql(spec.type, path.slice(1))}`
           },
         })
       const where = request.predicate ? ` WHERE coalesce((${render(request.predicate)}), false)` : ''
@@ -400,4 +399,20 @@ function scanQuery(
         paths: prepared.paths,
       }),
   }
+}
+
+/**
+ * The SQL of a nested field path under a column of `type`: each struct field by the name files
+ * store it under (its column-mapping physical name, when it has one), as the live rows hold it.
+ */
+function nestedFieldsSql(type: DataType | undefined, path: readonly string[]): string {
+  let sql = ''
+  let at = type
+  for (const p of path) {
+    const f = at !== undefined && isStructType(at) ? fieldByName(at, p) : undefined
+    const phys = f?.metadata[COLUMN_MAPPING_PHYSICAL_NAME_KEY]
+    sql += `.${sqlIdent(typeof phys === 'string' && phys !== '' ? phys : (f?.name ?? p))}`
+    at = f?.type
+  }
+  return sql
 }

@@ -20,6 +20,7 @@ import { type DuckDbRuntime, ROW_COL, sqlIdent, sqlString } from './duckdb-runti
 import { duckType } from './duckdb-types.js'
 import { toJsValue } from './duckdb-values.js'
 import { type StagedFile, stageAndConnect } from './staging.js'
+import { logicalStructSql } from './write-layout.js'
 
 /**
  * The default {@link MergeExecutor}: one DuckDB connection per merge.
@@ -219,7 +220,7 @@ class MergeJob {
     })
     const id = tracking === undefined ? '' : `, ${sqlIdent(ROW_ID_COL)}`
     await this.#con.run(
-      `INSERT INTO m_tgt SELECT ${sqlIdent(FILE_INDEX_COL)}, ${sqlIdent(ROW_COL)}${target.map((_, i) => `, c${i}`).join('')}${id} ` +
+      `INSERT INTO m_tgt SELECT ${sqlIdent(FILE_INDEX_COL)}, ${sqlIdent(ROW_COL)}${target.map((c, i) => `, ${logicalStructSql(`c${i}`, c.type)}`).join('')}${id} ` +
         `FROM (${live.sql})`,
     )
   }

@@ -174,6 +174,42 @@ export function physicalDuckType(type: DataType, mode: ColumnMappingMode): strin
 }
 
 /**
+ * SQL that gives a value read from data files the table's logical struct field names: struct
+ * fields are stored under their column-mapping physical names, and DuckDB casts structs by field
+ * name, so the value is rebuilt field by field (through arrays and maps too). A type without
+ * mapped struct fields is `sql` itself.
+ *
+ * @param sql - SQL of the value as files store it
+ * @param type - its Delta type, fields carrying their physical names where the table maps them
+ * @param depth - nesting depth of the lambdas around it (names their variables apart)
+ * @returns SQL of the same value with logical field names
+ */
+export function logicalStructSql(sql: string, type: DataType, depth = 0): string {
+  if (!hasMappedStruct(type)) return sql
+  if (typeof type === 'string') return sql
+  switch (type.type) {
+    case 'struct': {
+      const fields = type.fields.map((f) => {
+        const phys = f.metadata[COLUMN_MAPPING_PHYSICAL_NAME_KEY]
+        const stored = typeof phys === 'string' && phys !== '' ? phys : f.name
+        return `${sqlIdent(f.name)} := ${logicalStructSql(`struct_extract(${sql}, ${sqlString(stored)})`, f.type, depth)}`
+      })
+      return `CASE WHEN (${sql}) IS NULL THEN NULL ELSE struct_pack(${fields.join(', ')}) END`
+    }
+    case 'array': {
+      const e = `__e${depth}`
+      return `list_transform(${sql}, lambda ${e}: ${logicalStructSql(e, type.elementType, depth + 1)})`
+    }
+    case 'map': {
+      const e = `__e${depth}`
+      const key = logicalStructSql(`struct_extract(${e}, 'key')`, type.keyType, depth + 1)
+      const value = logicalStructSql(`struct_extract(${e}, 'value')`, type.valueType, depth + 1)
+      return `map_from_entries(list_transform(map_entries(${sql}), lambda ${e}: struct_pack(key := ${key}, value := ${value})))`
+    }
+  }
+}
+
+/**
  * Whether min/max statistics are kept for a type: numbers, decimals, strings, dates and
  * timestamps (Delta's skipping-eligible types), not booleans, binary or complex types.
  *
@@ -320,4 +356,18 @@ function checkPathPrefix(prefix: string | undefined): string {
     )
   }
   return prefix
+}
+
+function hasMappedStruct(type: DataType): boolean {
+  if (typeof type === 'string') return false
+  switch (type.type) {
+    case 'struct':
+      return type.fields.some(
+        (f) => typeof f.metadata[COLUMN_MAPPING_PHYSICAL_NAME_KEY] === 'string' || hasMappedStruct(f.type),
+      )
+    case 'array':
+      return hasMappedStruct(type.elementType)
+    case 'map':
+      return hasMappedStruct(type.keyType) || hasMappedStruct(type.valueType)
+  }
 }

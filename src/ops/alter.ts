@@ -1,7 +1,8 @@
 /**
  * ALTER TABLE as metadata commits, with Delta's operation names and parameters: `SET
- * TBLPROPERTIES`, `UNSET TBLPROPERTIES`, `ADD COLUMNS`, `CHANGE COLUMN` (a comment, or NOT NULL),
- * `ADD CONSTRAINT`, `DROP CONSTRAINT` and `UPGRADE PROTOCOL`. Each builds one `metaData` action (and
+ * TBLPROPERTIES`, `UNSET TBLPROPERTIES`, `ADD COLUMNS`, `DROP COLUMNS` and `RENAME COLUMN` (with
+ * column mapping), `CHANGE COLUMN` (a comment, or NOT NULL), `ADD CONSTRAINT`, `DROP CONSTRAINT`
+ * and `UPGRADE PROTOCOL`. Each builds one `metaData` action (and
  * a `protocol` action when the change needs a feature the table lacks) against the read snapshot;
  * the normal commit path checks it against concurrent commits, where any metadata change makes the
  * other side abort (`DELTA_METADATA_CHANGED`), as Delta specifies.
@@ -12,13 +13,30 @@
  */
 import { randomUUID } from 'node:crypto'
 import {
+  ColumnChangeRefusedError,
+  ColumnMappingModeChangeError,
+  ColumnMappingRequiredError,
+} from '../errors/column-mapping-errors.js'
+import {
   ConstraintAlreadyExistsError,
   ConstraintNotFoundError,
   UnknownTablePropertyError,
 } from '../errors/constraint-errors.js'
-import { InvalidArgumentError, InvalidTableError, UnsupportedError } from '../errors/index.js'
-import { col, isNull } from '../expressions/ast.js'
+import { InvalidArgumentError, InvalidTableError } from '../errors/index.js'
+import { col, columnsOf, isNull } from '../expressions/ast.js'
+import { parseExpression } from '../expressions/parse-predicate.js'
 import { type Action, createMetadata, type Metadata, type Protocol } from '../protocol/actions.js'
+import { tableClustering } from '../protocol/clustering.js'
+import {
+  assignColumnMapping,
+  fieldAtPath,
+  isPathUnder,
+  MAX_COLUMN_ID_KEY,
+  maxColumnIdOf,
+  withMaxColumnId,
+  withoutFields,
+  withRenamedField,
+} from '../protocol/column-mapping.js'
 import {
   checkMaterializedColumnNames,
   ROW_TRACKING_FEATURE,
@@ -26,6 +44,7 @@ import {
   rowTrackingState,
 } from '../protocol/row-tracking.js'
 import {
+  COLUMN_MAPPING_PHYSICAL_NAME_KEY,
   type DataType,
   isStructType,
   parseDdlSchema,
@@ -41,7 +60,9 @@ import {
 import {
   checkSettableProperty,
   columnMappingModeProperty,
+  dataSkippingStatsColumns,
   settablePropertyRefusal,
+  type TableConfiguration,
   TableProperty,
 } from '../protocol/table-properties.js'
 import type { Snapshot } from '../snapshot/snapshot.js'
@@ -73,7 +94,8 @@ const PROTOCOL_ONLY_KEYS = new Set(['delta.minReaderVersion', 'delta.minWriterVe
  * @throws {UnknownTablePropertyError} for a `delta.` key Delta does not define or sets itself
  * @throws {InvalidArgumentError} for an invalid value
  * @throws {UnsupportedTableFeatureError} when a feature it turns on is one delta-rlc cannot write
- * @throws {UnsupportedError} for a column mapping mode change
+ * @throws {ColumnMappingModeChangeError} for a column mapping mode change other than `none` to
+ *   `name`
  */
 export function buildSetProperties(
   ctx: OperationContext,
@@ -113,7 +135,19 @@ export function planSetProperties(
   }
   const protocol = protocolWithRequiredFeatures(snap.protocol, { ...config, ...protocolOnly }, snap.schema)
   if (isFeatureSupported(protocol, ROW_TRACKING_FEATURE)) withMaterializedColumnNames(config)
-  const metadata = createMetadata({ ...snap.metadata, configuration: config })
+  let schemaString = snap.metadata.schemaString
+  if (columnMappingModeProperty(snap.properties) === 'none' && columnMappingModeProperty(config) !== 'none') {
+    // As Delta turns mapping on: existing columns keep their names as physical names, so every
+    // file written before reads as it is.
+    const mapped = assignColumnMapping(
+      snap.schema,
+      maxColumnIdOf(snap.properties, snap.schema),
+      (f) => f.name,
+    )
+    schemaString = serializeSchema(mapped.schema)
+    config[MAX_COLUMN_ID_KEY] = String(mapped.maxColumnId)
+  }
+  const metadata = createMetadata({ ...snap.metadata, schemaString, configuration: config })
   checkWriteSupported(protocol, metadata, WRITE_SUPPORT)
   return { metadata, protocol }
 }
@@ -170,12 +204,13 @@ export function buildUnsetProperties(
 
 /**
  * `ALTER TABLE ... ADD COLUMNS`: new nullable columns at the end of the schema (a struct column
- * may carry nested fields). Existing files hold no value for them: they read as null.
+ * may carry nested fields). Existing files hold no value for them: they read as null. Under column
+ * mapping each new field gets a new id and a new physical name (`col-<uuid>`), so a column added
+ * with the name of a dropped one never reads the dropped one's data.
  *
  * @param ctx - the transaction's context
  * @param columns - DDL text such as `'c int, d string'` (several texts are joined)
  * @throws {InvalidArgumentError} for a column that exists, a NOT NULL column, or bad DDL
- * @throws {UnsupportedError} on a table with column mapping (new columns would need ids)
  */
 export function buildAddColumns(
   ctx: OperationContext,
@@ -205,7 +240,6 @@ export function buildAddColumns(
  * @param argument - the argument an error names
  * @returns the new schema and the actions
  * @throws {InvalidArgumentError} for a column that exists or is NOT NULL
- * @throws {UnsupportedError} on a table with column mapping
  */
 export function addedColumnsActions(
   snap: Snapshot,
@@ -213,7 +247,11 @@ export function addedColumnsActions(
   argument: string,
 ): { schema: StructType; actions: Action[] } {
   const schema = withAddedColumns(snap, added, argument)
-  const metadata = createMetadata({ ...snap.metadata, schemaString: serializeSchema(schema) })
+  const metadata = createMetadata({
+    ...snap.metadata,
+    schemaString: serializeSchema(schema),
+    configuration: withMaxColumnId(snap.properties, schema),
+  })
   const protocol = protocolWithRequiredFeatures(snap.protocol, snap.properties, schema)
   checkWriteSupported(protocol, metadata, WRITE_SUPPORT)
   const actions: Action[] = []
@@ -224,23 +262,17 @@ export function addedColumnsActions(
 
 /**
  * The table schema with `added` appended: each nullable and new (names compare without case).
+ * Under column mapping the new fields (nested ones too) get ids above the table's highest and
+ * `col-<uuid>` physical names; the caller commits the schema with
+ * `delta.columnMapping.maxColumnId` raised (`withMaxColumnId`).
  *
  * @throws {InvalidArgumentError} naming the column
- * @throws {UnsupportedError} on a table with column mapping
  */
 export function withAddedColumns(
   snap: Snapshot,
   added: readonly StructField[],
   argument: string,
 ): StructType {
-  if (columnMappingModeProperty(snap.properties) !== 'none') {
-    throw new UnsupportedError(
-      'Adding columns to a table with column mapping is not supported yet: new columns need column mapping ids and physical names',
-      {
-        hint: 'Add the columns with an engine that writes column mapping (Spark: ALTER TABLE ... ADD COLUMNS).',
-      },
-    )
-  }
   const taken = new Set(snap.schema.fields.map((f) => f.name.toLowerCase()))
   for (const f of added) {
     if (taken.has(f.name.toLowerCase())) {
@@ -260,21 +292,160 @@ export function withAddedColumns(
     }
     taken.add(f.name.toLowerCase())
   }
-  const schema: StructType = Object.freeze({
+  let schema: StructType = Object.freeze({
     type: 'struct',
-    fields: Object.freeze([...snap.schema.fields, ...added]),
+    fields: Object.freeze([...snap.schema.fields, ...withoutMapping(added)]),
   })
+  const mode = columnMappingModeProperty(snap.properties)
+  if (mode !== 'none') {
+    schema = assignColumnMapping(schema, maxColumnIdOf(snap.properties, snap.schema), newPhysicalName).schema
+  }
   const state = rowTrackingState(snap.protocol, snap.metadata)
   try {
     checkMaterializedColumnNames(
       state,
-      schema.fields.map((f) => ({ name: f.name, physicalName: f.name })),
+      schema.fields.map((f) => ({ name: f.name, physicalName: physicalNameOrName(f) })),
     )
   } catch (err) {
     if (!(err instanceof InvalidTableError)) throw err
     throw new InvalidArgumentError(err.message, { argument, cause: err })
   }
   return schema
+}
+
+/**
+ * `ALTER TABLE ... DROP COLUMNS`: metadata only, as Delta does it under column mapping. The
+ * fields leave the schema; their data stays in the files written before and is never read again
+ * (their ids and physical names are never given again). Top-level columns and nested struct
+ * fields (dotted) can be dropped.
+ *
+ * @param ctx - the transaction's context
+ * @param columns - the columns, dotted for nested struct fields
+ * @param ifExists - a missing column is skipped rather than refused (no commit when none exists)
+ * @throws {ColumnMappingRequiredError} `DELTA_UNSUPPORTED_DROP_COLUMN` without column mapping
+ * @throws {ColumnChangeRefusedError} for a partition or clustering column, or one a CHECK
+ *   constraint uses
+ * @throws {InvalidArgumentError} for a missing column, or a drop that leaves no data column (or an
+ *   empty struct)
+ */
+export function buildDropColumns(
+  ctx: OperationContext,
+  columns: readonly string[],
+  ifExists: boolean,
+): PreparedOperation {
+  const snap = ctx.snapshot
+  if (columnMappingModeProperty(snap.properties) === 'none') throw new ColumnMappingRequiredError('drop')
+  const paths: (readonly string[])[] = []
+  for (const column of columns) {
+    const at = fieldAtPath(snap.schema, column.split('.'))
+    if (at === undefined) {
+      if (ifExists) continue
+      throw unknownColumn(snap.schema, column, 'columns')
+    }
+    if (!paths.some((p) => isPathUnder(at.path, p))) paths.push(at.path)
+  }
+  const names = paths.map((p) => p.join('.'))
+  if (paths.length === 0) {
+    return {
+      operation: 'DROP COLUMNS',
+      parameters: { columns: '[]' },
+      actions: [],
+      metrics: {},
+      changesData: false,
+    }
+  }
+  for (const path of paths) {
+    const name = path.join('.')
+    if (path.length === 1 && snap.partitionColumns.some((p) => p.toLowerCase() === name.toLowerCase())) {
+      throw new ColumnChangeRefusedError('DELTA_UNSUPPORTED_DROP_PARTITION_COLUMN', name)
+    }
+    const clustering = tableClustering(snap.protocol, snap.metadata, snap.state.domainMetadata, snap.schema)
+    const clusteredBy =
+      clustering !== undefined && Array.isArray(clustering.columns) ? clustering.columns : []
+    if (clusteredBy.some((c) => isPathUnder([c], path))) {
+      throw new ColumnChangeRefusedError('DELTA_UNSUPPORTED_DROP_CLUSTERING_COLUMN', name)
+    }
+    checkNoDependentConstraint(snap.properties, path)
+  }
+  const schema = withoutFields(snap.schema, paths)
+  checkNotEmptied(schema, snap.partitionColumns)
+  const config = rewriteStatsColumns(snap.properties, (c) =>
+    paths.some((p) => isPathUnder(c, p)) ? undefined : c,
+  )
+  const metadata = createMetadata({
+    ...snap.metadata,
+    schemaString: serializeSchema(schema),
+    configuration: config,
+  })
+  return metadataOperation(snap, 'DROP COLUMNS', { columns: JSON.stringify(names) }, metadata, snap.protocol)
+}
+
+/**
+ * `ALTER TABLE ... RENAME COLUMN`: metadata only, as Delta does it under column mapping. The field
+ * keeps its id and physical name, so every file, stat and partition value written before reads
+ * under the new name. A partition column is renamed in the partitioning too.
+ *
+ * @param ctx - the transaction's context
+ * @param from - the column, dotted for a nested struct field
+ * @param to - its new name (one name, without dots: it stays at the same level)
+ * @throws {ColumnMappingRequiredError} `DELTA_UNSUPPORTED_RENAME_COLUMN` without column mapping
+ * @throws {ColumnChangeRefusedError} `DELTA_CONSTRAINT_DEPENDENT_COLUMN_CHANGE` when a CHECK
+ *   constraint uses the column
+ * @throws {InvalidArgumentError} for a missing column, or a new name that is taken or invalid
+ */
+export function buildRenameColumn(ctx: OperationContext, from: string, to: string): PreparedOperation {
+  const snap = ctx.snapshot
+  if (columnMappingModeProperty(snap.properties) === 'none') throw new ColumnMappingRequiredError('rename')
+  const at = fieldAtPath(snap.schema, from.split('.'))
+  if (at === undefined) throw unknownColumn(snap.schema, from, 'from')
+  if (to.includes('.') || to.trim() === '') {
+    throw new InvalidArgumentError(`Invalid new column name '${to}'`, {
+      argument: 'to',
+      hint: 'A column is renamed at its own level: give one name, without dots.',
+    })
+  }
+  const parent = at.path.slice(0, -1)
+  const siblings =
+    parent.length === 0 ? snap.schema : (fieldAtPath(snap.schema, parent)?.field.type as StructType)
+  const clash = siblings.fields.find((f) => f.name.toLowerCase() === to.toLowerCase() && f !== at.field)
+  if (clash !== undefined) {
+    throw new InvalidArgumentError(`Cannot rename '${from}' to '${to}': a column '${clash.name}' exists`, {
+      argument: 'to',
+    })
+  }
+  checkNoDependentConstraint(snap.properties, at.path)
+  const schema = withRenamedField(snap.schema, at.path, to)
+  const renamed = [...parent, to]
+  const partitionColumns =
+    parent.length === 0
+      ? snap.partitionColumns.map((p) => (p.toLowerCase() === at.field.name.toLowerCase() ? to : p))
+      : snap.partitionColumns
+  const config = rewriteStatsColumns(snap.properties, (c) =>
+    isPathUnder(c, at.path) ? [...renamed, ...c.slice(at.path.length)] : c,
+  )
+  const state = rowTrackingState(snap.protocol, snap.metadata)
+  try {
+    checkMaterializedColumnNames(
+      state,
+      schema.fields.map((f) => ({ name: f.name, physicalName: physicalNameOrName(f) })),
+    )
+  } catch (err) {
+    if (!(err instanceof InvalidTableError)) throw err
+    throw new InvalidArgumentError(err.message, { argument: 'to', cause: err })
+  }
+  const metadata = createMetadata({
+    ...snap.metadata,
+    schemaString: serializeSchema(schema),
+    partitionColumns,
+    configuration: config,
+  })
+  return metadataOperation(
+    snap,
+    'RENAME COLUMN',
+    { oldColumnPath: at.path.join('.'), newColumnPath: renamed.join('.') },
+    metadata,
+    snap.protocol,
+  )
 }
 
 /**
@@ -487,16 +658,10 @@ function checkSettable(snap: Snapshot, properties: Readonly<Record<string, strin
           : 'Delta sets this property itself; it is not set by hand.',
       )
     }
-    if (
-      key === TableProperty.columnMappingMode &&
-      value.trim().toLowerCase() !== columnMappingModeProperty(snap.properties)
-    ) {
-      throw new UnsupportedError(
-        'Changing delta.columnMapping.mode is not supported yet: it needs column mapping ids and physical names written into the schema',
-        {
-          hint: 'Change the mode with an engine that writes column mapping (Spark: ALTER TABLE ... SET TBLPROPERTIES).',
-        },
-      )
+    if (key === TableProperty.columnMappingMode) {
+      const from = columnMappingModeProperty(snap.properties)
+      const to = columnMappingModeProperty({ [key]: value })
+      if (to !== from && !(from === 'none' && to === 'name')) throw new ColumnMappingModeChangeError(from, to)
     }
   }
 }
@@ -532,6 +697,117 @@ function checkRowTrackingTurnedOn(snap: Snapshot, protocol: Protocol, metadata: 
       },
     )
   }
+}
+
+/** A new field's physical name, as Delta names them. */
+function newPhysicalName(): string {
+  return `col-${randomUUID()}`
+}
+
+function physicalNameOrName(f: StructField): string {
+  const phys = f.metadata[COLUMN_MAPPING_PHYSICAL_NAME_KEY]
+  return typeof phys === 'string' && phys !== '' ? phys : f.name
+}
+
+/** Fields as given, without column mapping metadata: the table gives new fields theirs. */
+function withoutMapping(fields: readonly StructField[]): StructField[] {
+  const strip = (t: DataType): DataType => {
+    if (typeof t === 'string') return t
+    switch (t.type) {
+      case 'struct':
+        return Object.freeze({ type: 'struct', fields: Object.freeze(withoutMapping(t.fields)) })
+      case 'array':
+        return Object.freeze({ ...t, elementType: strip(t.elementType) })
+      case 'map':
+        return Object.freeze({ ...t, keyType: strip(t.keyType), valueType: strip(t.valueType) })
+    }
+  }
+  return fields.map((f) => {
+    const metadata = { ...f.metadata }
+    delete metadata['delta.columnMapping.id']
+    delete metadata[COLUMN_MAPPING_PHYSICAL_NAME_KEY]
+    return Object.freeze({ ...f, type: strip(f.type), metadata: Object.freeze(metadata) })
+  })
+}
+
+function unknownColumn(schema: StructType, column: string, argument: string): InvalidArgumentError {
+  return new InvalidArgumentError(`Unknown column '${column}'`, {
+    argument,
+    hint: `The table has: ${schema.fields.map((x) => x.name).join(', ')}`,
+  })
+}
+
+/**
+ * Refuses a change of the field at `path` when a CHECK constraint uses it (or a field under it, or
+ * the struct it is in), as Delta does.
+ *
+ * @throws {ColumnChangeRefusedError} `DELTA_CONSTRAINT_DEPENDENT_COLUMN_CHANGE`
+ */
+function checkNoDependentConstraint(config: TableConfiguration, path: readonly string[]): void {
+  const dependents: string[] = []
+  for (const [name, text] of checkConstraintsOf(config)) {
+    let used: readonly (readonly string[])[]
+    try {
+      used = columnsOf(parseExpression(text))
+    } catch {
+      // A constraint this library cannot parse may use the column: refuse rather than guess.
+      dependents.push(`${name} (${text})`)
+      continue
+    }
+    if (used.some((c) => isPathUnder(c, path) || isPathUnder(path, c))) dependents.push(`${name} (${text})`)
+  }
+  if (dependents.length > 0) {
+    throw new ColumnChangeRefusedError('DELTA_CONSTRAINT_DEPENDENT_COLUMN_CHANGE', path.join('.'), dependents)
+  }
+}
+
+/**
+ * Refuses a schema a drop left without a data column, or with an empty struct.
+ *
+ * @throws {InvalidArgumentError}
+ */
+function checkNotEmptied(schema: StructType, partitionColumns: readonly string[]): void {
+  const partition = new Set(partitionColumns.map((p) => p.toLowerCase()))
+  if (schema.fields.every((f) => partition.has(f.name.toLowerCase()))) {
+    throw new InvalidArgumentError('Cannot drop every data column of the table', {
+      argument: 'columns',
+      hint: 'A table keeps at least one column that is not a partition column.',
+    })
+  }
+  const emptyStruct = (t: DataType, at: string): void => {
+    if (!isStructType(t)) return
+    if (t.fields.length === 0) {
+      throw new InvalidArgumentError(`Cannot drop every field of struct '${at}'`, {
+        argument: 'columns',
+        hint: 'Drop the struct column itself instead.',
+      })
+    }
+    for (const f of t.fields) emptyStruct(f.type, `${at}.${f.name}`)
+  }
+  for (const f of schema.fields) emptyStruct(f.type, f.name)
+}
+
+/**
+ * `delta.dataSkippingStatsColumns` with each listed column passed through `change` (undefined
+ * removes it), as Delta keeps the list in step with a drop or rename. The same properties when
+ * the table has no such list.
+ */
+function rewriteStatsColumns(
+  config: TableConfiguration,
+  change: (path: readonly string[]) => readonly string[] | undefined,
+): TableConfiguration {
+  const listed = dataSkippingStatsColumns(config)
+  if (listed === undefined) return config
+  const kept = listed
+    .map((c) => change(c.split('.').map((s) => s.replace(/^`(.*)`$/, '$1'))))
+    .filter((p): p is readonly string[] => p !== undefined)
+    .map((p) =>
+      p.map((s) => (/^[A-Za-z_][A-Za-z0-9_]*$/.test(s) ? s : `\`${s.replaceAll('`', '``')}\``)).join('.'),
+    )
+  const out: Record<string, string> = { ...config }
+  if (kept.length === 0) delete out[TableProperty.dataSkippingStatsColumns]
+  else out[TableProperty.dataSkippingStatsColumns] = kept.join(',')
+  return out
 }
 
 /** Names the materialized row-tracking columns, as `create` does, unless the table names them. */

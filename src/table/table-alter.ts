@@ -2,8 +2,10 @@ import { InvalidArgumentError } from '../errors/index.js'
 import {
   buildAddColumns,
   buildAddConstraint,
+  buildDropColumns,
   buildDropConstraint,
   buildProtocolUpgrade,
+  buildRenameColumn,
   buildSetColumnComment,
   buildSetNotNull,
   buildSetProperties,
@@ -67,6 +69,9 @@ const BACKFILL_ATTEMPTS = 5
  * await table.alter.addColumns('country string, score double')
  * await table.alter.addConstraint('positive_amount', 'amount > 0')
  * await table.alter.setNotNull('country')
+ * await table.alter.setProperties({ 'delta.columnMapping.mode': 'name' })
+ * await table.alter.renameColumn('score', 'rating')
+ * await table.alter.dropColumns(['country'])
  * ```
  */
 export class TableAlter {
@@ -85,6 +90,8 @@ export class TableAlter {
    * enable it yet does what Delta does: a commit that makes the table support `rowTracking`
    * (`UPGRADE PROTOCOL`), then `ROW TRACKING BACKFILL` commits that give every file written before
    * a `baseRowId` and `defaultRowCommitVersion` (moving the high-water mark), then the property.
+   * `delta.columnMapping.mode=name` turns column mapping on (the protocol gains `columnMapping`):
+   * every existing field gets an id, and its own name as physical name, so no data is rewritten.
    *
    * @param properties - the properties to set, values as strings
    * @param options - `backfillFilesPerCommit`, `signal`
@@ -93,6 +100,8 @@ export class TableAlter {
    *   not define, or one Delta sets itself (`delta.constraints.*`: use {@link addConstraint})
    * @throws {InvalidArgumentError} for an invalid value
    * @throws {UnsupportedTableFeatureError} when a feature it turns on is one delta-rlc cannot write
+   * @throws {ColumnMappingModeChangeError} `DELTA_UNSUPPORTED_COLUMN_MAPPING_MODE_CHANGE` for a
+   *   column mapping mode change other than `none` to `name`
    */
   async setProperties(
     properties: Readonly<Record<string, string>>,
@@ -145,13 +154,13 @@ export class TableAlter {
 
   /**
    * Adds nullable columns at the end of the schema (`ADD COLUMNS`); rows written before read them
-   * as null.
+   * as null. Under column mapping each gets a new id and physical name, also when it takes the
+   * name of a dropped column (whose data it never reads).
    *
    * @param columns - DDL text such as `'country string, score double'`, or several such texts
    * @param options - `signal`
    * @returns the commit
    * @throws {InvalidArgumentError} for an existing column, a NOT NULL column or bad DDL
-   * @throws {UnsupportedError} on a table with column mapping
    */
   async addColumns(columns: string | readonly string[], options: AlterOptions = {}): Promise<CommitResult> {
     const texts = typeof columns === 'string' ? [columns] : columns
@@ -166,6 +175,57 @@ export class TableAlter {
     }
     const { signal } = checkOptions(options, ['signal'], 'addColumns')
     return this.#runner.commit(signal, (txn) => txn.stage(async (ctx) => buildAddColumns(ctx, texts)))
+  }
+
+  /**
+   * Drops columns (`DROP COLUMNS`), on a table with column mapping: a metadata-only commit. The
+   * data stays in the files written before and is never read again; a column added later under
+   * the same name is a new column (new id and physical name) and reads null there.
+   *
+   * @param columns - the columns, dotted for nested struct fields
+   * @param options - `ifExists`: missing columns are skipped (no commit when none exists); `signal`
+   * @returns the commit
+   * @throws {ColumnMappingRequiredError} `DELTA_UNSUPPORTED_DROP_COLUMN` on a table without column
+   *   mapping (set `delta.columnMapping.mode` to `name` first)
+   * @throws {ColumnChangeRefusedError} `DELTA_UNSUPPORTED_DROP_PARTITION_COLUMN`,
+   *   `DELTA_UNSUPPORTED_DROP_CLUSTERING_COLUMN` or `DELTA_CONSTRAINT_DEPENDENT_COLUMN_CHANGE`
+   * @throws {InvalidArgumentError} for a missing column, or a drop that leaves no data column
+   */
+  async dropColumns(
+    columns: readonly string[],
+    options: { readonly ifExists?: boolean | undefined } & AlterOptions = {},
+  ): Promise<CommitResult> {
+    if (!Array.isArray(columns) || columns.length === 0) {
+      throw new InvalidArgumentError('columns must be a non-empty array of column names', {
+        argument: 'columns',
+      })
+    }
+    for (const c of columns) checkText(c, 'columns')
+    const { signal } = checkOptions(options, ['ifExists', 'signal'], 'dropColumns')
+    return this.#runner.commit(signal, (txn) =>
+      txn.stage(async (ctx) => buildDropColumns(ctx, columns, options.ifExists === true)),
+    )
+  }
+
+  /**
+   * Renames a column (`RENAME COLUMN`), on a table with column mapping: a metadata-only commit;
+   * the column keeps its id and physical name, so the files written before read under the new
+   * name. A partition column is renamed in the partitioning too.
+   *
+   * @param from - the column, dotted for a nested struct field
+   * @param to - the new name, at the same level (no dots)
+   * @param options - `signal`
+   * @returns the commit
+   * @throws {ColumnMappingRequiredError} `DELTA_UNSUPPORTED_RENAME_COLUMN` on a table without
+   *   column mapping (set `delta.columnMapping.mode` to `name` first)
+   * @throws {ColumnChangeRefusedError} `DELTA_CONSTRAINT_DEPENDENT_COLUMN_CHANGE`
+   * @throws {InvalidArgumentError} for a missing column, or a new name that is taken or invalid
+   */
+  async renameColumn(from: string, to: string, options: AlterOptions = {}): Promise<CommitResult> {
+    checkText(from, 'from')
+    checkText(to, 'to')
+    const { signal } = checkOptions(options, ['signal'], 'renameColumn')
+    return this.#runner.commit(signal, (txn) => txn.stage(async (ctx) => buildRenameColumn(ctx, from, to)))
   }
 
   /**

@@ -71,7 +71,8 @@ describe('delta-rlc alter', () => {
   it('exits 1 on a usage error and 3 with the error code on a refused change, committing nothing', async () => {
     const dir = await table()
     const usage: [string[], RegExp][] = [
-      [['alter', dir, 'rename-column', 'a', 'b'], /Unknown alter action 'rename-column'/],
+      [['alter', dir, 'rename-table', 'a', 'b'], /Unknown alter action 'rename-table'/],
+      [['alter', dir, 'rename-column', 'id'], /rename-column takes COLUMN NEW_NAME/],
       [['alter', dir, 'add-constraint', 'only-a-name'], /add-constraint takes NAME EXPR/],
       [['alter', dir, 'set-properties', 'novalue'], /Expected KEY=VALUE/],
       [['alter', dir, 'set-not-null', 'id', '--if-exists'], /--if-exists applies to/],

@@ -44,6 +44,18 @@ const ACTIONS: Readonly<Record<string, AlterAction>> = Object.freeze({
     max: Number.POSITIVE_INFINITY,
     run: (t, args, _flags, signal) => t.alter.addColumns(args, { signal }),
   },
+  'drop-columns': {
+    args: 'COLUMN... [--if-exists]',
+    min: 1,
+    max: Number.POSITIVE_INFINITY,
+    run: (t, args, flags, signal) => t.alter.dropColumns(args, { ifExists: flags.ifExists, signal }),
+  },
+  'rename-column': {
+    args: 'COLUMN NEW_NAME',
+    min: 2,
+    max: 2,
+    run: (t, [from, to], _flags, signal) => t.alter.renameColumn(from as string, to as string, { signal }),
+  },
   'add-constraint': {
     args: 'NAME EXPR',
     min: 2,
@@ -81,15 +93,17 @@ export const alterCommand: Command = {
   details: [
     ...Object.entries(ACTIONS).map(([name, a]) => `  ${name} ${a.args}`),
     "Each is one commit with Delta's operation name (SET TBLPROPERTIES, UNSET TBLPROPERTIES, ADD",
-    'COLUMNS, ADD CONSTRAINT, DROP CONSTRAINT, CHANGE COLUMN); a concurrent writer that loses to it',
-    'aborts with DELTA_METADATA_CHANGED. A property that turns a feature on upgrades the protocol;',
-    'delta.enableRowTracking=true first backfills row ids into the files written before.',
+    'COLUMNS, DROP COLUMNS, RENAME COLUMN, ADD CONSTRAINT, DROP CONSTRAINT, CHANGE COLUMN); a',
+    'concurrent writer that loses to it aborts with DELTA_METADATA_CHANGED. A property that turns a',
+    'feature on upgrades the protocol; delta.enableRowTracking=true first backfills row ids into the',
+    'files written before. drop-columns and rename-column need column mapping',
+    '(set-properties delta.columnMapping.mode=name, which rewrites no data) and rewrite no data.',
     "Example: delta-rlc alter ./events add-constraint positive_amount 'amount > 0'",
   ].join('\n'),
   options: {
     'if-exists': {
       type: 'boolean',
-      help: 'unset-properties, drop-constraint: a missing key or constraint is no error',
+      help: 'unset-properties, drop-constraint, drop-columns: a missing key, constraint or column is no error',
     },
     'backfill-files-per-commit': {
       type: 'string',
@@ -115,9 +129,9 @@ export const alterCommand: Command = {
       throw new UsageError(`alter ${name} takes ${action.args}`, 'alter', { argument: name as string })
     }
     const ifExists = values['if-exists'] === true
-    if (ifExists && name !== 'unset-properties' && name !== 'drop-constraint') {
+    if (ifExists && name !== 'unset-properties' && name !== 'drop-constraint' && name !== 'drop-columns') {
       throw new UsageError(
-        `--if-exists applies to unset-properties and drop-constraint, not ${name}`,
+        `--if-exists applies to unset-properties, drop-constraint and drop-columns, not ${name}`,
         'alter',
         {
           argument: 'if-exists',
