@@ -18,6 +18,11 @@
  * - an operation that committed nothing must have been a no-op on its read snapshot;
  * - with row tracking, row ids are unique, and a row no committed operation deleted or replaced
  *   keeps its first row id through every update, MERGE and relocation (bin-packing, Z-order);
+ * - with change data feed (half the tables), the change feed of each committed version is, as a
+ *   multiset of (`_change_type`, id, v), the changes its operation makes when applied to the
+ *   serial state at its place in commit order (its version number is its place in the replay):
+ *   a reconciled commit keeps exactly its own change rows, and a relocation (OPTIMIZE, or a
+ *   reconcile onto one's outputs) adds none;
  * - an abort is classified against the winner its error names: a genuine conflict (both touched
  *   the same row, or the winner changed a row the loser's read selects) or an unproven case,
  *   which the distribution reports by operation pair and failed check.
@@ -82,6 +87,8 @@ interface TemplateSpec {
   readonly preDeleted: boolean
   /** `delta.enableRowTracking`: row ids must then stay unique and survive every relocation. */
   readonly rowTracking: boolean
+  /** `delta.enableChangeDataFeed`: each commit's change feed must be its serial changes. */
+  readonly cdf: boolean
 }
 
 interface CaseSpec {
@@ -214,6 +221,59 @@ function changes(before: readonly ModelRow[], after: readonly ModelRow[]) {
   return { images, rewritten }
 }
 
+/** One row of a change feed: its change type and image, as text for a multiset comparison. */
+const change = (type: string, r: ModelRow): string => `${type} ${r.id} ${r.v}`
+
+/** The change feed an operation writes when applied to a table state serially (Delta's CDF). */
+function expectedChanges(op: OpSpec, state: readonly ModelRow[]): string[] {
+  const updated = (r: ModelRow, v: number) => [
+    change('update_preimage', r),
+    change('update_postimage', { id: r.id, v }),
+  ]
+  switch (op.kind) {
+    case 'append':
+      return op.rows.map((r) => change('insert', r))
+    case 'delete':
+      return state.filter((r) => holds(op.where, r)).map((r) => change('delete', r))
+    case 'update':
+      return state.filter((r) => holds(op.where, r)).flatMap((r) => updated(r, r.v + op.add))
+    case 'overwrite':
+      return [
+        ...state.filter((r) => holds(op.where, r)).map((r) => change('delete', r)),
+        ...op.rows.map((r) => change('insert', r)),
+      ]
+    case 'merge': {
+      const byKey = new Map(op.source.map((s) => [s.id, s]))
+      const present = new Set(state.map((r) => r.id))
+      const inserted = op.mode === 'delete' ? [] : op.source.filter((s) => !present.has(s.id))
+      if (op.mode === 'delete') return state.filter((r) => byKey.has(r.id)).map((r) => change('delete', r))
+      const out = inserted.map((r) => change('insert', r))
+      if (op.mode === 'insert') return out
+      for (const r of state) {
+        if (updatedByMatch(op, r)) out.push(...updated(r, byKey.get(r.id)!.v))
+        else if (!byKey.has(r.id) && deletedBySource(op, r)) out.push(change('delete', r))
+      }
+      return out
+    }
+    case 'optimize':
+      return []
+  }
+}
+
+/** The table's change feed from `from` on, by version, each as sorted change rows. */
+async function changeFeed(table: DeltaTable, from: bigint): Promise<Map<bigint, string[]>> {
+  const out = new Map<bigint, string[]>()
+  if (from > (await table.snapshot()).version) return out
+  for (const r of await table.changes({ startingVersion: from }).toArray()) {
+    const v = r._commit_version as bigint
+    const rows = out.get(v) ?? []
+    rows.push(change(r._change_type as string, { id: Number(r.id), v: Number(r.v) }))
+    out.set(v, rows)
+  }
+  for (const rows of out.values()) rows.sort()
+  return out
+}
+
 const sorted = (rows: readonly ModelRow[]) =>
   [...rows].map((r) => [r.id, r.v] as const).sort((a, b) => a[0] - b[0] || a[1] - b[1])
 
@@ -301,6 +361,7 @@ const caseArb: fc.Arbitrary<CaseSpec> = fc
       rowsPerFile: fc.constantFrom(6, 10),
       preDeleted: fc.boolean(),
       rowTracking: fc.boolean(),
+      cdf: fc.boolean(),
     }),
     n: fc.integer({ min: 2, max: 3 }),
   })
@@ -339,7 +400,7 @@ const matchedRowDeleteArb: fc.Arbitrary<CaseSpec> = fc
   .chain(({ preDeleted, keys, c, events }) =>
     fc.constantFrom(...keys).map(
       (k): CaseSpec => ({
-        template: { files: 1, rowsPerFile: 10, preDeleted, rowTracking: false },
+        template: { files: 1, rowsPerFile: 10, preDeleted, rowTracking: false, cdf: true },
         ops: [
           {
             kind: 'merge',
@@ -367,6 +428,7 @@ async function tableFor(spec: TemplateSpec): Promise<{ dir: string; state: Model
         'delta.enableDeletionVectors': 'true',
         'delta.isolationLevel': 'Serializable',
         ...(spec.rowTracking ? { 'delta.enableRowTracking': 'true' } : {}),
+        ...(spec.cdf ? { 'delta.enableChangeDataFeed': 'true' } : {}),
       },
     })
     for (let f = 0; f < spec.files; f++) {
@@ -448,6 +510,8 @@ const distribution = {
   noOps: new Map<string, number>(),
   aborts: new Map<string, number>(),
   reconciliations: new Map<string, number>(),
+  /** Reconciled commits on change-data-feed tables whose feed was checked. */
+  reconciledFeeds: 0,
 }
 const count = (m: Map<string, number>, k: string) => m.set(k, (m.get(k) ?? 0) + 1)
 
@@ -465,10 +529,14 @@ async function runCase(spec: CaseSpec): Promise<void> {
     // With row tracking: each row's stable id at the start, kept for the rows whose lineage no
     // committed operation has broken (deleted, or replaced by an overwrite).
     const firstIds = spec.template.rowTracking ? await rowIds(table) : undefined
+    const startVersion = (await table.snapshot()).version
     const lineage = new Set(state.map((r) => r.id))
     const txns = new Map<number, Transaction>()
     const readStates = new Map<number, ModelRow[]>()
-    const winners = new Map<bigint, { op: OpSpec; before: ModelRow[]; after: ModelRow[] }>()
+    const winners = new Map<
+      bigint,
+      { op: OpSpec; before: ModelRow[]; after: ModelRow[]; reconciled: boolean }
+    >()
     let aborts = 0
     for (const i of spec.events) {
       const op = spec.ops[i]!
@@ -494,7 +562,12 @@ async function runCase(spec: CaseSpec): Promise<void> {
         for (const r of before) {
           if (!after.has(r.id) || (op.kind === 'overwrite' && holds(op.where, r))) lineage.delete(r.id)
         }
-        winners.set(outcome.result.version, { op, before, after: model })
+        winners.set(outcome.result.version, {
+          op,
+          before,
+          after: model,
+          reconciled: outcome.result.reconciliations.length > 0,
+        })
         for (const r of outcome.result.reconciliations) count(distribution.reconciliations, r.kind)
         continue
       }
@@ -523,6 +596,22 @@ async function runCase(spec: CaseSpec): Promise<void> {
       sorted(model),
       'the table equals the committed operations applied serially in commit order',
     )
+    if (spec.template.cdf) {
+      const feed = await changeFeed(table, startVersion + 1n)
+      for (const [version, w] of winners) {
+        assert.deepEqual(
+          feed.get(version) ?? [],
+          expectedChanges(w.op, w.before).sort(),
+          `the change feed of version ${version} (${w.op.kind}${w.reconciled ? ', reconciled' : ''}) is its serial changes`,
+        )
+        if (w.reconciled) distribution.reconciledFeeds++
+      }
+      assert.deepEqual(
+        [...feed.keys()].filter((v) => !winners.has(v)),
+        [],
+        'no change rows outside the committed versions',
+      )
+    }
     if (firstIds !== undefined) {
       const ids = await rowIds(table)
       assert.equal(new Set(ids.values()).size, ids.size, 'row ids are unique')
@@ -541,6 +630,7 @@ describe('serial equivalence with every reconciliation on', () => {
     await fc.assert(fc.asyncProperty(caseArb, runCase), { seed: SEED, numRuns: RUNS })
     const lines = [
       `cases ${distribution.cases}: all committed ${distribution.allCommitted}, with an abort ${distribution.withAbort}`,
+      `reconciled commits whose change feed was checked: ${distribution.reconciledFeeds}`,
       ...[...distribution.noOps]
         .sort()
         .map(([k, n]) => `nothing to commit (a no-op on its snapshot) ${k}: ${n}`),
