@@ -16,6 +16,8 @@ describe('public API', () => {
   it('exports exactly this surface', () => {
     assert.deepEqual(Object.keys(api).sort(), [
       'CONFLICT_FLAG_KEYS',
+      'ChangeDataFileNotFoundError',
+      'ChangeDataRangeError',
       'CheckConstraintViolationError',
       'ClusteringWithZOrderByError',
       'ColumnChangeRefusedError',
@@ -33,6 +35,8 @@ describe('public API', () => {
       'DeltaTable',
       'FileAlreadyExistsError',
       'FileNotFoundError',
+      'GeneratedColumnMismatchError',
+      'IdentityColumnError',
       'InternalError',
       'InvalidArgumentError',
       'InvalidDeletionVectorError',
@@ -40,6 +44,7 @@ describe('public API', () => {
       'InvalidTableError',
       'MaxCommitRetriesError',
       'MetadataChangedError',
+      'MissingChangeDataError',
       'NewConstraintViolationError',
       'ProtocolChangedError',
       'ReplaceWhereMismatchError',
@@ -49,6 +54,7 @@ describe('public API', () => {
       'Snapshot',
       'StorageError',
       'TableAlreadyExistsError',
+      'TableChanges',
       'TableNotFoundError',
       'TableScan',
       'Transaction',
