@@ -10,7 +10,9 @@ import {
   ProtocolChangedError,
 } from '../errors/index.js'
 import { isDomainMetadata, isProtocol, type Metadata } from '../protocol/actions.js'
+import { movedHighWaterMarks } from '../protocol/computed-columns.js'
 import { stringifyJson } from '../protocol/json-text.js'
+import { parseSchema } from '../protocol/schema.js'
 import {
   checkReadSupported,
   isFeatureActive,
@@ -78,7 +80,27 @@ export function checkNoMetadataUpdates(txn: TransactionInfo, winner: WinningComm
   if (winner.metadataUpdates.length === 0) return { kind: 'ok', txn }
   const identity = !txn.metadataChanged && winner.metadataUpdates.every((m) => sameMetadata(m, txn.metadata))
   if (identity) return { kind: 'ok', txn }
-  return { kind: 'conflict', error: new MetadataChangedError(context(winner, 'checkNoMetadataUpdates')) }
+  const reconcileRefused = identityMarksMoved(txn.metadata, winner.metadataUpdates)
+  return {
+    kind: 'conflict',
+    error: new MetadataChangedError(context(winner, 'checkNoMetadataUpdates', { reconcileRefused })),
+  }
+}
+
+/**
+ * Why a metadata change that only moves identity high-water marks cannot be reconciled: the
+ * winner generated identity values, and metadata changes never reconcile.
+ */
+function identityMarksMoved(read: Metadata, updates: readonly Metadata[]): string | undefined {
+  const last = updates[updates.length - 1]
+  if (last?.schemaString === undefined || read.schemaString === undefined) return undefined
+  try {
+    const moved = movedHighWaterMarks(parseSchema(read.schemaString), parseSchema(last.schemaString))
+    if (moved.length === 0) return undefined
+    return `the winner inserted into identity column${moved.length === 1 ? '' : 's'} ${moved.join(', ')} and moved the high-water mark, which lives in the table metadata: concurrent writers to an identity table do not reconcile`
+  } catch {
+    return undefined
+  }
 }
 
 /**

@@ -5,6 +5,7 @@
 import type { InternalError, InvalidArgumentError, UnsupportedError } from './caller-errors.js'
 import type { ClusteringWithZOrderByError } from './clustering-errors.js'
 import type { CommitStateUnknownError, MaxCommitRetriesError } from './commit-errors.js'
+import type { GeneratedColumnMismatchError, IdentityColumnError } from './computed-column-errors.js'
 import type {
   ConcurrentAppendError,
   ConcurrentDeleteDeleteError,
@@ -66,6 +67,8 @@ export type AnyDeltaError =
   | ConstraintAlreadyExistsError
   | ConstraintNotFoundError
   | UnknownTablePropertyError
+  | GeneratedColumnMismatchError
+  | IdentityColumnError
 
 /** The stable codes of the library's errors (`'DELTA_CONCURRENT_APPEND'`, ...). */
 export type DeltaErrorCode = AnyDeltaError['code']

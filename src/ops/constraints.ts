@@ -1,7 +1,8 @@
 /**
  * The constraints a table puts on its rows, and their check in the data plane: CHECK constraints
  * (`delta.constraints.<name>` in the table configuration), column invariants (`delta.invariants`
- * in a field's metadata, the legacy form) and NOT NULL columns (`nullable: false`). A row
+ * in a field's metadata, the legacy form), NOT NULL columns (`nullable: false`) and generated
+ * columns (`delta.generationExpression`: a written row's value must equal the expression's). A row
  * violates a CHECK constraint or an invariant when its expression is false or NULL for the row, as
  * Delta's check does (`NOT expr OR expr IS UNKNOWN`); a nested NOT NULL field is violated only
  * where its parent struct is not null.
@@ -12,12 +13,14 @@
  */
 import type { ColumnSpec, DataFileRef } from '../engine/data-plane.js'
 import type { Engine } from '../engine/engine.js'
+import { GeneratedColumnMismatchError } from '../errors/computed-column-errors.js'
 import { CheckConstraintViolationError, NewConstraintViolationError } from '../errors/constraint-errors.js'
 import { InternalError, InvalidArgumentError } from '../errors/index.js'
 import { and, col, columnsOf, disjunction, type Expression, isBoolean, isNull } from '../expressions/ast.js'
 import { columnsFromSchema } from '../expressions/columns.js'
 import { parseWhere } from '../expressions/parse-where.js'
 import { type Action, type AddFile, isAdd, isMetadata, isRemove, type Metadata } from '../protocol/actions.js'
+import { GENERATION_EXPRESSION_KEY } from '../protocol/computed-columns.js'
 import {
   type ColumnMappingMode,
   columnMappingId,
@@ -28,6 +31,7 @@ import {
 } from '../protocol/schema.js'
 import { columnMappingModeProperty, type TableConfiguration } from '../protocol/table-properties.js'
 import { dataFileRefs } from '../scan/data-file-refs.js'
+import { generatedColumnChecks } from './generated-columns.js'
 
 /** The prefix of the table properties holding CHECK constraints. */
 export const CONSTRAINT_PROPERTY_PREFIX = 'delta.constraints.'
@@ -54,8 +58,19 @@ export interface NotNullConstraint {
   readonly violation: Expression
 }
 
+/** A generated column: every written row's value must equal its generation expression's. */
+export interface GeneratedColumnConstraint {
+  readonly kind: 'generated'
+  /** The generated column. */
+  readonly column: string
+  /** Its generation expression. */
+  readonly text: string
+  /** True for the rows whose value differs: `(column <=> expr) IS NOT TRUE`. */
+  readonly violation: Expression
+}
+
 /** Any constraint a write must keep. */
-export type TableConstraint = CheckConstraint | NotNullConstraint
+export type TableConstraint = CheckConstraint | NotNullConstraint | GeneratedColumnConstraint
 
 /**
  * The property key of the CHECK constraint `name`: Delta keeps constraint names lower-cased.
@@ -215,6 +230,11 @@ export async function checkRowsAgainst(
     if (mode === 'new') throw new NewConstraintViolationError('check', c.name, c.text, row)
     throw new CheckConstraintViolationError(c.name, c.text, row)
   }
+  for (const c of constraints) {
+    if (c.kind !== 'generated') continue
+    const row = await first(c.violation)
+    if (row !== undefined) throw new GeneratedColumnMismatchError(c.column, c.text, row)
+  }
   const notNull = constraints.filter((c): c is NotNullConstraint => c.kind === 'not-null')
   if (notNull.length === 0) return
   // One query for all NOT NULL columns; the row read back tells which one it broke.
@@ -253,14 +273,19 @@ export async function checkWrittenRows(
   // Most tables have neither: no schema is parsed for them.
   const mayHaveChecks =
     Object.keys(after.configuration).some((k) => k.startsWith(CONSTRAINT_PROPERTY_PREFIX)) ||
-    (after.schemaString ?? '').includes(INVARIANTS_KEY)
+    (after.schemaString ?? '').includes(INVARIANTS_KEY) ||
+    (after.schemaString ?? '').includes(GENERATION_EXPRESSION_KEY)
   if (!mayHaveChecks) return
   const files: AddFile[] = []
   for (const a of actions) if (isAdd(a) && a.add.dataChange && !removed.has(a.add.path)) files.push(a.add)
   if (files.length === 0) return
   // NOT NULL columns are checked by every writer as it reads its input (a null is refused with the
-  // row and column named), so only CHECK constraints and invariants are evaluated here.
-  const constraints = tableConstraints(after).filter((c) => c.kind === 'check')
+  // row and column named), so only CHECK constraints, invariants and generated columns are
+  // evaluated here.
+  const constraints: TableConstraint[] = tableConstraints(after).filter((c) => c.kind === 'check')
+  for (const g of generatedColumnChecks(parseSchema(after.schemaString ?? '{"type":"struct","fields":[]}'))) {
+    constraints.push({ kind: 'generated', column: g.column, text: g.text, violation: g.violation })
+  }
   await checkRowsAgainst({ engine, metadata: after, signal }, files, constraints)
 }
 

@@ -2,6 +2,7 @@ import type { MergeInsertClause, MergeSourceColumn, MergeTargetClause } from '..
 import { InvalidArgumentError, UnsupportedError } from '../errors/index.js'
 import { col, columnsOf, conjunction, conjuncts, type Expression } from '../expressions/ast.js'
 import { parsePredicate } from '../expressions/parse-predicate.js'
+import { isComputedField, isIdentityField } from '../protocol/computed-columns.js'
 import {
   type DataType,
   isPrimitiveType,
@@ -338,7 +339,8 @@ function insertClause(
       : scope.qualify(toPredicate(c.if, `${argument}.if`), `${argument}.if`, ['source'])
   const values = assignments(c.insert, `${argument}.insert`, scope, ['source'], snap, sourceNames)
   for (const f of snap.schema.fields) {
-    if (!f.nullable && values[f.name] === undefined) {
+    // Generated and identity columns get their values from the write (computed-columns.ts).
+    if (!f.nullable && values[f.name] === undefined && !isComputedField(f)) {
       throw new InvalidArgumentError(`${argument} gives no value for NOT NULL column '${f.name}'`, {
         argument,
       })
@@ -370,6 +372,9 @@ function assignments(
       const s =
         sourceNames.find((n) => n === f.name) ??
         sourceNames.find((n) => n.toLowerCase() === f.name.toLowerCase())
+      // '*' leaves out a computed column the source lacks, and never updates an identity column.
+      if (isComputedField(f) && (s === undefined || (sides.includes('target') && isIdentityField(f))))
+        continue
       if (s === undefined) missing.push(f.name)
       else out[f.name] = col(['source', s])
     }

@@ -12,6 +12,7 @@ import { checkFilesTrackRows } from '../scan/row-tracking-scan.js'
 import { checkRowCopyingSupported, rowTrackingToPreserve } from '../txn/row-copying.js'
 import type { OperationContext, PreparedOperation } from '../txn/staged-operation.js'
 import { changeDataActions, changeDataFeedOn } from './change-data.js'
+import { computedColumnWrite, mergePlanWithComputedColumns } from './computed-columns.js'
 import { checkNotAppendOnly, removedRowIdsOf, replaceRows, type TouchedFile } from './dml-support.js'
 import { type MergeOptions, type MergePlan, planMerge } from './merge-clauses.js'
 import { captureMergeReadSet, sourceKeyPredicate } from './merge-source-keys.js'
@@ -68,7 +69,7 @@ export async function buildMerge(
   })
   const snap = ctx.snapshot
   checkRowCopyingSupported(snap, 'MERGE', { preservesRowIds: true })
-  const plan = planMerge(snap, sourceRows, options)
+  const plan = mergePlanWithComputedColumns(snap, planMerge(snap, sourceRows, options))
   if (plan.changesTargetRows) checkNotAppendOnly(snap, 'MERGE')
   const executor = ctx.engine.merge
   if (executor === undefined) {
@@ -124,6 +125,8 @@ export async function buildMerge(
     }
   }
   const updated = result.numTargetRowsMatchedUpdated + result.numTargetRowsNotMatchedBySourceUpdated
+  const computed = computedColumnWrite(snap)
+  const newRows = computed.mergeRows(result.rows, result.numTargetRowsInserted)
   // New rows first: a value that does not fit its column fails here, before any DV is written.
   // With change data feed on, images and inserts go to separate files, read whole as the
   // postimages and the inserts of the change data.
@@ -131,7 +134,7 @@ export async function buildMerge(
     to <= from
       ? []
       : ctx.engine.writer.writeRows({
-          rows: from === 0 && to === result.rows.length ? result.rows : result.rows.slice(from, to),
+          rows: from === 0 && to === newRows.length ? newRows : newRows.slice(from, to),
           target: writeTargetOf(snap),
           signal: ctx.signal,
           rowTracking,
@@ -152,7 +155,7 @@ export async function buildMerge(
     : { actions: [], files: 0 }
   const actions = [...fileActions, ...changes.actions]
   const deleted = result.numTargetRowsMatchedDeleted + result.numTargetRowsNotMatchedBySourceDeleted
-  return {
+  return computed.finish({
     operation: 'MERGE',
     parameters: mergeParameters(plan),
     actions,
@@ -186,7 +189,7 @@ export async function buildMerge(
         : removedRowIdsOf(touched, {
             preservedImageRows: (result.rowIds ?? []).filter((id) => id !== null).length,
           }),
-  }
+  })
 }
 
 /**

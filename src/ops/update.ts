@@ -8,6 +8,7 @@ import { checkFilesTrackRows } from '../scan/row-tracking-scan.js'
 import { checkRowCopyingSupported, rowTrackingToPreserve } from '../txn/row-copying.js'
 import type { OperationContext, PreparedOperation } from '../txn/staged-operation.js'
 import { changeDataActions } from './change-data.js'
+import { updateAssignments } from './computed-columns.js'
 import {
   checkNotAppendOnly,
   matchRows,
@@ -55,7 +56,7 @@ export async function buildUpdate(ctx: OperationContext, options: UpdateOptions)
   const snap = ctx.snapshot
   checkRowCopyingSupported(snap, 'UPDATE', { preservesRowIds: true })
   checkNotAppendOnly(snap, 'UPDATE')
-  const set = parseAssignments(snap, options.set)
+  const set = updateAssignments(snap, parseAssignments(snap, options.set))
   const predicate = parseWhere(options.where)
   const { files: candidates } = pruneFiles(snap, snap.activeFiles(), predicate)
   ctx.recordRead(candidates, predicate)

@@ -110,7 +110,10 @@ export const READABLE_READER_FEATURES: ReadonlySet<string> = new Set([
  * {@link requiresV2Checkpoints}); the type-widening features only constrain schema changes, which
  * delta-rlc does not make. `invariants` and `checkConstraints` are honored by every write that
  * goes through a transaction: the rows it writes are checked against the table's invariants and
- * CHECK constraints before its commit (`ops/constraints.ts`).
+ * CHECK constraints before its commit (`ops/constraints.ts`). `generatedColumns` and
+ * `identityColumns` are honored by every write of rows: generated values are computed and checked
+ * (`ops/generated-columns.ts`), identity values assigned above the high-water mark, which the
+ * commit moves (`ops/identity-columns.ts`).
  */
 export const WRITABLE_WRITER_FEATURES: ReadonlySet<string> = new Set([
   'appendOnly',
@@ -123,6 +126,8 @@ export const WRITABLE_WRITER_FEATURES: ReadonlySet<string> = new Set([
   'typeWidening',
   'typeWidening-preview',
   'domainMetadata',
+  'generatedColumns',
+  'identityColumns',
 ])
 
 /**
@@ -131,8 +136,6 @@ export const WRITABLE_WRITER_FEATURES: ReadonlySet<string> = new Set([
  */
 export const WRITABLE_WHEN_INACTIVE_FEATURES: ReadonlySet<string> = new Set([
   'changeDataFeed',
-  'generatedColumns',
-  'identityColumns',
   'columnMapping',
   'inCommitTimestamp',
   'allowColumnDefaults',

@@ -113,7 +113,6 @@ const APPEND_KEYS = {
   replaceWhere: true,
   partitionOverwriteMode: true,
   schemaMode: true,
-  partitionBy: true,
 } as const satisfies Record<keyof AppendOptions, true>
 const UPDATE_KEYS = { where: true, set: true } as const satisfies Record<keyof UpdateOptions, true>
 const MERGE_KEYS = {
@@ -166,7 +165,6 @@ const APPEND_FILE_KEYS = {
   replaceWhere: true,
   partitionOverwriteMode: true,
   schemaMode: true,
-  partitionBy: true,
   signal: true,
 } as const satisfies Record<keyof AppendFileOptions, true>
 
@@ -368,8 +366,7 @@ export function checkAppendOptions(value: unknown): void {
   checkKnownKeys(o, 'options', APPEND_KEYS, 'append')
   optNumber(o, 'targetFileSize', 'options', { min: 0, above: true })
   checkWriteModeFields(o)
-  optOneOf(o, 'schemaMode', 'options', ['merge', 'overwrite'])
-  optStringArray(o, 'partitionBy', 'options')
+  optOneOf(o, 'schemaMode', 'options', ['merge'])
 }
 
 /**
@@ -465,8 +462,7 @@ export function checkAppendFileOptions(value: unknown): void {
   optNumber(o, 'batchRows', 'options', { min: 1, integer: true })
   optNumber(o, 'targetFileSize', 'options', { min: 0, above: true })
   checkWriteModeFields(o)
-  optOneOf(o, 'schemaMode', 'options', ['merge', 'overwrite'])
-  optStringArray(o, 'partitionBy', 'options')
+  optOneOf(o, 'schemaMode', 'options', ['merge'])
   optSignal(o, 'options')
 }
 

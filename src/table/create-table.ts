@@ -7,6 +7,7 @@ import {
   TableAlreadyExistsError,
   UnsupportedError,
 } from '../errors/index.js'
+import { checkComputedColumnsAtCreation } from '../ops/computed-columns.js'
 import { serializeCommit } from '../protocol/action-json.js'
 import type { Action, Metadata, Protocol } from '../protocol/actions.js'
 import { CLUSTERING_FEATURE, checkClusterBy, clusteringDomain } from '../protocol/clustering.js'
@@ -108,6 +109,7 @@ export async function createTable(
       argument: 'partitionBy',
     })
   }
+  checkComputedColumnsAtCreation(schema, partitionBy)
   const properties = withDefaultProperties(options.properties ?? {})
   parseTableProperties(properties)
   if (columnMappingModeProperty(properties) !== 'none') {

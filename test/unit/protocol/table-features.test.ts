@@ -135,6 +135,18 @@ describe('checkWriteSupported', () => {
     checkWriteSupported(proto(1, 7, undefined, ['domainMetadata', 'inCommitTimestamp']), meta())
   })
 
+  it('accepts active generated and identity columns, which every write of rows honors', () => {
+    checkWriteSupported(
+      proto(1, 4),
+      meta({}, schemaWithFieldMetadata({ 'delta.generationExpression': 'a + 1' })),
+    )
+    checkWriteSupported(proto(1, 6), meta({}, schemaWithFieldMetadata({ 'delta.identity.start': 1 })))
+    checkWriteSupported(
+      proto(1, 7, undefined, ['generatedColumns', 'identityColumns']),
+      meta({}, schemaWithFieldMetadata({ 'delta.identity.start': 1, 'delta.identity.step': 1 })),
+    )
+  })
+
   it('accepts active invariants and CHECK constraints, which every transaction enforces', () => {
     checkWriteSupported(
       proto(1, 2),
@@ -160,18 +172,6 @@ describe('checkWriteSupported', () => {
   const blocked: [string, Protocol, Metadata, string[]][] = [
     ['an unknown writer feature', proto(1, 7, undefined, ['appendOnly', 'blahabl']), meta(), ['blahabl']],
     ['change data feed on', proto(1, 4), meta({ 'delta.enableChangeDataFeed': 'true' }), ['changeDataFeed']],
-    [
-      'generated columns',
-      proto(1, 4),
-      meta({}, schemaWithFieldMetadata({ 'delta.generationExpression': 'a + 1' })),
-      ['generatedColumns'],
-    ],
-    [
-      'identity columns',
-      proto(1, 6),
-      meta({}, schemaWithFieldMetadata({ 'delta.identity.start': 1 })),
-      ['identityColumns'],
-    ],
     ['column mapping on', proto(2, 5), meta({ 'delta.columnMapping.mode': 'name' }), ['columnMapping']],
     [
       'in-commit timestamps on',
