@@ -88,7 +88,7 @@ export {
   type StopOptions,
 } from './table/delta-table.js'
 export type { AlterOptions, SetPropertiesOptions, TableAlter } from './table/table-alter.js'
-export { type ChangesOptions, TableChanges } from './table/table-changes.js'
+export { type ChangesOptions, TableChanges } from './scan/table-changes.js'
 export { Transaction } from './table/transaction.js'
 export type { CommitRetryPolicy } from './txn/commit-options.js'
 export type { CommitResult } from './txn/commit-result.js'

@@ -26,17 +26,18 @@ export type ColumnChangeRefusal =
   | 'DELTA_UNSUPPORTED_DROP_PARTITION_COLUMN'
   | 'DELTA_UNSUPPORTED_DROP_CLUSTERING_COLUMN'
   | 'DELTA_CONSTRAINT_DEPENDENT_COLUMN_CHANGE'
+  | 'DELTA_GENERATED_COLUMNS_DEPENDENT_COLUMN_CHANGE'
 
 /**
  * A column cannot be dropped or renamed because the table depends on it, as Delta refuses it: a
- * partition column or a clustering column cannot be dropped, and a column a CHECK constraint
- * names can be neither dropped nor renamed. Nothing is committed.
+ * partition column or a clustering column cannot be dropped, and a column a CHECK constraint or a
+ * generated column's expression names can be neither dropped nor renamed. Nothing is committed.
  */
 export class ColumnChangeRefusedError extends DeltaError {
   readonly code: ColumnChangeRefusal
   /** The column (dotted for a nested field). */
   readonly column: string
-  /** What depends on it: constraint names with their expressions, or the column itself. */
+  /** What depends on it: constraints or generated columns, each with its expression. */
   readonly dependents: readonly string[]
   constructor(code: ColumnChangeRefusal, column: string, dependents: readonly string[] = []) {
     const text: Record<ColumnChangeRefusal, [string, string]> = {
@@ -51,6 +52,10 @@ export class ColumnChangeRefusedError extends DeltaError {
       DELTA_CONSTRAINT_DEPENDENT_COLUMN_CHANGE: [
         `Cannot change column '${column}': the CHECK constraints ${dependents.join('; ')} use it`,
         'Drop the constraints first (alter.dropConstraint), then add them again over the new name.',
+      ],
+      DELTA_GENERATED_COLUMNS_DEPENDENT_COLUMN_CHANGE: [
+        `Cannot change column '${column}': the generated columns ${dependents.join('; ')} are computed from it`,
+        'Drop the generated columns first, or keep the column as it is.',
       ],
     }
     const [message, hint] = text[code]

@@ -77,6 +77,9 @@ import {
   violationOf,
 } from './constraints.js'
 
+/** Field metadata key of a generated column's expression. */
+const GENERATION_EXPRESSION_KEY = 'delta.generationExpression'
+
 /** The keys that go into the protocol only: Delta keeps none of them in the metadata. */
 const PROTOCOL_ONLY_PREFIX = 'delta.feature.'
 const PROTOCOL_ONLY_KEYS = new Set(['delta.minReaderVersion', 'delta.minWriterVersion'])
@@ -324,7 +327,7 @@ export function withAddedColumns(
  * @param ifExists - a missing column is skipped rather than refused (no commit when none exists)
  * @throws {ColumnMappingRequiredError} `DELTA_UNSUPPORTED_DROP_COLUMN` without column mapping
  * @throws {ColumnChangeRefusedError} for a partition or clustering column, or one a CHECK
- *   constraint uses
+ *   constraint or a generated column uses
  * @throws {InvalidArgumentError} for a missing column, or a drop that leaves no data column (or an
  *   empty struct)
  */
@@ -366,6 +369,7 @@ export function buildDropColumns(
       throw new ColumnChangeRefusedError('DELTA_UNSUPPORTED_DROP_CLUSTERING_COLUMN', name)
     }
     checkNoDependentConstraint(snap.properties, path)
+    checkNoDependentGeneratedColumn(snap.schema, path)
   }
   const schema = withoutFields(snap.schema, paths)
   checkNotEmptied(schema, snap.partitionColumns)
@@ -390,7 +394,8 @@ export function buildDropColumns(
  * @param to - its new name (one name, without dots: it stays at the same level)
  * @throws {ColumnMappingRequiredError} `DELTA_UNSUPPORTED_RENAME_COLUMN` without column mapping
  * @throws {ColumnChangeRefusedError} `DELTA_CONSTRAINT_DEPENDENT_COLUMN_CHANGE` when a CHECK
- *   constraint uses the column
+ *   constraint uses the column, `DELTA_GENERATED_COLUMNS_DEPENDENT_COLUMN_CHANGE` when a generated
+ *   column is computed from it
  * @throws {InvalidArgumentError} for a missing column, or a new name that is taken or invalid
  */
 export function buildRenameColumn(ctx: OperationContext, from: string, to: string): PreparedOperation {
@@ -414,6 +419,7 @@ export function buildRenameColumn(ctx: OperationContext, from: string, to: strin
     })
   }
   checkNoDependentConstraint(snap.properties, at.path)
+  checkNoDependentGeneratedColumn(snap.schema, at.path)
   const schema = withRenamedField(snap.schema, at.path, to)
   const renamed = [...parent, to]
   const partitionColumns =
@@ -758,6 +764,43 @@ function checkNoDependentConstraint(config: TableConfiguration, path: readonly s
   }
   if (dependents.length > 0) {
     throw new ColumnChangeRefusedError('DELTA_CONSTRAINT_DEPENDENT_COLUMN_CHANGE', path.join('.'), dependents)
+  }
+}
+
+/**
+ * Refuses a change of the field at `path` when another field's generation expression uses it, as
+ * Delta does; the generated field itself may change.
+ *
+ * @throws {ColumnChangeRefusedError} `DELTA_GENERATED_COLUMNS_DEPENDENT_COLUMN_CHANGE`
+ */
+function checkNoDependentGeneratedColumn(schema: StructType, path: readonly string[]): void {
+  const dependents: string[] = []
+  const visit = (fields: readonly StructField[], prefix: readonly string[]): void => {
+    for (const f of fields) {
+      const here = [...prefix, f.name]
+      const text = f.metadata[GENERATION_EXPRESSION_KEY]
+      if (typeof text === 'string' && !isPathUnder(here, path)) {
+        let used: readonly (readonly string[])[] | undefined
+        try {
+          used = columnsOf(parseExpression(text))
+        } catch {
+          used = undefined
+        }
+        // An expression this library cannot parse may use the column: refuse rather than guess.
+        if (used === undefined || used.some((c) => isPathUnder(c, path) || isPathUnder(path, c))) {
+          dependents.push(`${here.join('.')} (${text})`)
+        }
+      }
+      if (isStructType(f.type)) visit(f.type.fields, here)
+    }
+  }
+  visit(schema.fields, [])
+  if (dependents.length > 0) {
+    throw new ColumnChangeRefusedError(
+      'DELTA_GENERATED_COLUMNS_DEPENDENT_COLUMN_CHANGE',
+      path.join('.'),
+      dependents,
+    )
   }
 }
 

@@ -4,7 +4,7 @@ import { type StructField, toStructType } from '../protocol/schema.js'
 import { appendOnly, targetFileSize } from '../protocol/table-properties.js'
 import type { OperationContext, PreparedOperation } from '../txn/staged-operation.js'
 import { computedColumnWrite } from './computed-columns.js'
-import { evolveSchema, withSchemaEvolution } from './schema-merge.js'
+import { evolvedTarget, evolveSchema, type SchemaEvolution, withSchemaEvolution } from './schema-merge.js'
 import { addFileOf, writeTargetOf } from './write-support.js'
 
 /** Options of an append of row batches. */
@@ -29,6 +29,8 @@ export interface BatchAppendOptions {
  * @param ctx - the transaction's context
  * @param batches - arrays of plain objects keyed by column name
  * @param options - `targetFileSize`
+ * @param evolved - a schema change to commit with the rows, instead of `options.newColumns`
+ *   (an input that declares its types: see `evolveSchemaForInput`)
  * @throws {InvalidArgumentError} for a batch that is not an array, rows that are not objects,
  *   unknown columns, wrong types, or nulls in non-nullable columns
  */
@@ -36,18 +38,20 @@ export async function buildBatchAppend(
   ctx: OperationContext,
   batches: AsyncIterable<readonly Readonly<Record<string, unknown>>[]>,
   options: BatchAppendOptions = {},
+  evolved?: SchemaEvolution,
 ): Promise<PreparedOperation> {
   const snap = ctx.snapshot
   // Reading appendOnly validates the property even though appends are always allowed.
   appendOnly(snap.properties)
   // Read before any write, so a malformed delta.targetFileSize fails before the input is read.
   const fileSize = options.targetFileSize ?? targetFileSize(snap.properties)
-  const evolution = options.newColumns === undefined ? undefined : evolveSchema(snap, options.newColumns)
+  const evolution =
+    evolved ?? (options.newColumns === undefined ? undefined : evolveSchema(snap, options.newColumns))
   const target = writeTargetOf(snap, fileSize)
   const computed = computedColumnWrite(snap)
   const written = await ctx.engine.writer.writeRows({
     rows: computed.batches(batches),
-    target: evolution === undefined ? target : { ...target, schema: evolution.schema },
+    target: evolvedTarget(target, evolution),
     signal: ctx.signal,
   })
   return computed.finish(withSchemaEvolution(blindAppendOperation(ctx, written), evolution))

@@ -1,11 +1,18 @@
-import { InvalidArgumentError, UnsupportedError } from '../errors/index.js'
+import { InvalidArgumentError } from '../errors/index.js'
 import type { Expression } from '../expressions/ast.js'
 import { appendOnly, targetFileSize } from '../protocol/table-properties.js'
 import type { OperationContext, PreparedOperation } from '../txn/staged-operation.js'
 import { blindAppendOperation } from './append-batches.js'
 import { computedColumnWrite } from './computed-columns.js'
 import { buildOverwrite } from './overwrite.js'
-import { evolveSchemaForRows, type SchemaMode, withSchemaEvolution } from './schema-merge.js'
+import {
+  evolvedTarget,
+  evolveSchemaForRows,
+  overwriteSchemaForRows,
+  type SchemaEvolution,
+  type SchemaMode,
+  withSchemaEvolution,
+} from './schema-merge.js'
 import { writeTargetOf } from './write-support.js'
 
 /** Options of an append. */
@@ -27,9 +34,14 @@ export interface AppendOptions {
   /**
    * `'merge'`: columns of the rows that the table lacks are added to its schema (nullable) in
    * the same commit, as Spark's `mergeSchema` does; their types are read off the values (see
-   * `schema-merge.ts`). Not with `mode: 'overwrite'`.
+   * `schema-merge.ts`); on a table with `delta.enableTypeWidening=true` a column whose values
+   * need a wider type is widened. `'overwrite'` (with `mode: 'overwrite'`, not with
+   * `replaceWhere` or dynamic partition overwrite): the table's schema becomes the rows' columns,
+   * as Spark's `overwriteSchema` does.
    */
   readonly schemaMode?: SchemaMode | undefined
+  /** With `schemaMode: 'overwrite'`: the new partition columns (default: the table's). */
+  readonly partitionBy?: readonly string[] | undefined
 }
 
 /**
@@ -51,8 +63,14 @@ export async function buildAppend(
     throw new InvalidArgumentError('append expects an array of row objects', { argument: 'rows' })
   }
   checkWriteMode(options)
-  if (options.mode === 'overwrite') return buildOverwrite(ctx, [rows], options)
   const snap = ctx.snapshot
+  if (options.mode === 'overwrite') {
+    let evolution: SchemaEvolution | undefined
+    if (options.schemaMode === 'merge') evolution = evolveSchemaForRows(snap, rows)
+    else if (options.schemaMode === 'overwrite')
+      evolution = overwriteSchemaForRows(snap, rows, options.partitionBy)
+    return buildOverwrite(ctx, [rows], options, evolution)
+  }
   // Reading appendOnly validates the property even though appends are always allowed.
   appendOnly(snap.properties)
   // Read before any write, so a malformed delta.targetFileSize fails an append of no rows too.
@@ -65,7 +83,7 @@ export async function buildAppend(
       ? []
       : await ctx.engine.writer.writeRows({
           rows: computed.rows(rows),
-          target: evolution === undefined ? target : { ...target, schema: evolution.schema },
+          target: evolvedTarget(target, evolution),
           signal: ctx.signal,
         })
   return computed.finish(withSchemaEvolution(blindAppendOperation(ctx, written), evolution))
@@ -73,19 +91,43 @@ export async function buildAppend(
 
 /**
  * Refuses overwrite options on an append: they would be ignored, and the call would add rows
- * where the caller meant to replace some.
+ * where the caller meant to replace some. A schema overwrite replaces the whole table, so it
+ * refuses `replaceWhere` and dynamic partition overwrite, as Spark does.
  *
  * @param options - the append's options
  * @throws {InvalidArgumentError} naming the option
  */
-function checkWriteMode(options: AppendOptions): void {
+export function checkWriteMode(options: AppendOptions): void {
+  if (options.partitionBy !== undefined && options.schemaMode !== 'overwrite') {
+    throw new InvalidArgumentError("options.partitionBy applies to schemaMode: 'overwrite' only", {
+      argument: 'options.partitionBy',
+      hint: "Pass mode: 'overwrite' and schemaMode: 'overwrite' with partitionBy to repartition the table.",
+    })
+  }
   if (options.mode === 'overwrite') {
-    if (options.schemaMode !== undefined) {
-      throw new UnsupportedError('schemaMode is not supported with an overwrite yet', {
-        hint: "Add the columns first with table.alter.addColumns, then overwrite; or append with schemaMode: 'merge'.",
-      })
+    if (options.schemaMode !== 'overwrite') return
+    const partial =
+      options.replaceWhere !== undefined
+        ? 'replaceWhere'
+        : options.partitionOverwriteMode === 'dynamic'
+          ? 'partitionOverwriteMode'
+          : undefined
+    if (partial !== undefined) {
+      throw new InvalidArgumentError(
+        `schemaMode: 'overwrite' cannot be combined with ${partial === 'replaceWhere' ? 'replaceWhere' : "partitionOverwriteMode: 'dynamic'"}: a new schema must replace every row`,
+        {
+          argument: `options.${partial}`,
+          hint: "Overwrite the whole table to change its schema, or use schemaMode: 'merge' to add columns while replacing part of it.",
+        },
+      )
     }
     return
+  }
+  if (options.schemaMode === 'overwrite') {
+    throw new InvalidArgumentError("schemaMode: 'overwrite' applies to an overwrite only", {
+      argument: 'options.schemaMode',
+      hint: "Pass mode: 'overwrite' to replace the table and its schema, or schemaMode: 'merge' to add columns.",
+    })
   }
   for (const key of ['replaceWhere', 'partitionOverwriteMode'] as const) {
     if (options[key] !== undefined) {

@@ -38,6 +38,7 @@ import { checkRowCopyingSupported, rowTrackingToPreserve } from '../txn/row-copy
 import type { OperationContext, PreparedOperation } from '../txn/staged-operation.js'
 import { computedColumnWrite } from './computed-columns.js'
 import { checkNotAppendOnly, matchRows, type RowRemoval, removeRows } from './dml-support.js'
+import { evolvedTarget, type SchemaEvolution, withSchemaEvolution } from './schema-merge.js'
 import { addFileOf, writeTargetOf } from './write-support.js'
 
 /** One batch of rows: plain objects keyed by column name. */
@@ -67,6 +68,8 @@ export interface OverwriteOptions {
  * @param batches - the new rows, batch by batch; each is checked against the schema before it is
  *   written, and with `replaceWhere` against the predicate after
  * @param options - see {@link OverwriteOptions}
+ * @param evolution - the schema change the overwrite commits with its data (`schemaMode`): the
+ *   rows are written against its schema and partitioning, its actions go first
  * @returns the operation (`WRITE`, `mode: Overwrite`)
  * @throws {InvalidArgumentError} for `replaceWhere` together with dynamic partition overwrite, an
  *   unknown column in the predicate, or rows that do not fit the schema
@@ -78,6 +81,7 @@ export async function buildOverwrite(
   ctx: OperationContext,
   batches: RowBatches,
   options: OverwriteOptions = {},
+  evolution?: SchemaEvolution,
 ): Promise<PreparedOperation> {
   const snap = ctx.snapshot
   checkNotAppendOnly(snap, 'An overwrite')
@@ -103,8 +107,9 @@ export async function buildOverwrite(
   // Delta ignores dynamic partition overwrite on an unpartitioned table: the whole table is replaced.
   const dynamic = options.partitionOverwriteMode === 'dynamic' && snap.partitionColumns.length > 0
   const fileSize = options.targetFileSize ?? targetFileSize(snap.properties)
-  const target = writeTargetOf(snap, fileSize)
-  const specs = columnSpecs(snap, undefined)
+  const target = evolvedTarget(writeTargetOf(snap, fileSize), evolution)
+  // The new files are read back against the schema they were written with.
+  const specs = evolvedSpecs(columnSpecs(snap, undefined), evolution)
   // A row is outside when the predicate is false or NULL for it.
   const outside = predicate === undefined ? undefined : isBoolean(predicate, true, true)
   const written: WrittenFile[] = []
@@ -129,32 +134,49 @@ export async function buildOverwrite(
   }
   const now = ctx.now()
   const adds = written.map((f) => ({ add: addFileOf(f, now, true) }))
-  return computed.finish({
-    operation: 'WRITE',
-    parameters: {
-      mode: 'Overwrite',
-      partitionBy: JSON.stringify(snap.partitionColumns),
-      ...(predicateText === undefined ? {} : { predicate: predicateText }),
-      ...(dynamic ? { isDynamicPartitionOverwrite: 'true' } : {}),
+  const op = withSchemaEvolution(
+    {
+      operation: 'WRITE',
+      parameters: {
+        mode: 'Overwrite',
+        partitionBy: JSON.stringify(target.partitionColumns),
+        ...(predicateText === undefined ? {} : { predicate: predicateText }),
+        ...(dynamic ? { isDynamicPartitionOverwrite: 'true' } : {}),
+      },
+      actions: [...removal.actions, ...adds],
+      metrics: {
+        numFiles: written.length,
+        numOutputRows: written.reduce((n, f) => n + f.numRecords, 0),
+        numOutputBytes: written.reduce((n, f) => n + f.size, 0),
+        numRemovedFiles: removal.removedFiles,
+        numRemovedBytes: removal.removedBytes,
+        numDeletedRows: removal.removedRows,
+        numCopiedRows: removal.copiedRows,
+        numAddedFiles: written.length + removal.addedFiles,
+        numDeletionVectorsAdded: removal.dvsAdded + removal.dvsUpdated,
+      },
+      changesData: true,
+      preservesRowIds: rowTrackingToPreserve(snap) !== undefined,
     },
-    actions: [...removal.actions, ...adds],
-    metrics: {
-      numFiles: written.length,
-      numOutputRows: written.reduce((n, f) => n + f.numRecords, 0),
-      numOutputBytes: written.reduce((n, f) => n + f.size, 0),
-      numRemovedFiles: removal.removedFiles,
-      numRemovedBytes: removal.removedBytes,
-      numDeletedRows: removal.removedRows,
-      numCopiedRows: removal.copiedRows,
-      numAddedFiles: written.length + removal.addedFiles,
-      numDeletionVectorsAdded: removal.dvsAdded + removal.dvsUpdated,
-    },
-    changesData: true,
-    preservesRowIds: rowTrackingToPreserve(snap) !== undefined,
-  })
+    evolution,
+  )
+  return computed.finish(op)
 }
 
 // === Internals ===
+
+/**
+ * The column specs of the snapshot with the types of an evolved schema (widened columns); the
+ * predicate of `replaceWhere` names only columns the snapshot has.
+ */
+function evolvedSpecs(specs: readonly ColumnSpec[], evolution: SchemaEvolution | undefined): ColumnSpec[] {
+  if (evolution === undefined) return [...specs]
+  const types = new Map(evolution.schema.fields.map((f) => [f.name, f.type]))
+  return specs.map((c) => {
+    const type = types.get(c.name)
+    return type === undefined || type === c.type ? c : Object.freeze({ ...c, type })
+  })
+}
 
 /**
  * Refuses new files holding a row the replaceWhere predicate does not select (false or NULL), as

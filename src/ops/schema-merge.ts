@@ -10,15 +10,46 @@
  * values disagree, hold only nulls, or are nested is refused, with a hint to add it first with
  * `alter.addColumns`. Input files carry their types (DuckDB reads them).
  */
-import { InvalidArgumentError } from '../errors/index.js'
-import type { Action } from '../protocol/actions.js'
-import type { PrimitiveType, StructField, StructType } from '../protocol/schema.js'
+import { InvalidArgumentError, UnsupportedError } from '../errors/index.js'
+import { type Action, createMetadata } from '../protocol/actions.js'
+import { ROW_TRACKING_FEATURE } from '../protocol/row-tracking.js'
+import {
+  isPrimitiveType,
+  type PrimitiveType,
+  type StructField,
+  type StructType,
+  serializeSchema,
+} from '../protocol/schema.js'
+import { checkWriteSupported, protocolWithRequiredFeatures } from '../protocol/table-features.js'
+import { columnMappingModeProperty } from '../protocol/table-properties.js'
+import {
+  isAutomaticTypeChange,
+  TYPE_CHANGES_KEY,
+  typeWideningEnabled,
+  widerOf,
+  widerTypeForValue,
+  withTypeChange,
+} from '../protocol/type-widening.js'
 import type { Snapshot } from '../snapshot/snapshot.js'
+import { IN_COMMIT_TIMESTAMP_FEATURE } from '../txn/in-commit-timestamps.js'
+import { IN_PLACE_ONLY_FEATURES } from '../txn/row-copying.js'
 import type { PreparedOperation } from '../txn/staged-operation.js'
-import { addedColumnsActions } from './alter.js'
+import { addedColumnsActions, withAddedColumns } from './alter.js'
 
-/** How an append treats input columns the table lacks. */
-export type SchemaMode = 'merge'
+/**
+ * How an append treats the table schema: `'merge'` adds the input columns the table lacks (and,
+ * where the table enables type widening, widens columns the input needs wider); `'overwrite'`
+ * (with `mode: 'overwrite'` only) replaces the schema with the input's.
+ */
+export type SchemaMode = 'merge' | 'overwrite'
+
+/** A column whose type a write widens. */
+export interface TypeChange {
+  /** The column, as the schema spells it. */
+  readonly column: string
+  /** Its new type. */
+  readonly to: PrimitiveType
+}
 
 /** The evolved schema of an append, and the actions that commit it. */
 export interface SchemaEvolution {
@@ -26,6 +57,8 @@ export interface SchemaEvolution {
   readonly schema: StructType
   /** The `metaData` (and `protocol`) actions, none when no column is new. */
   readonly actions: readonly Action[]
+  /** The partition columns the rows are written with, when the evolution changes them. */
+  readonly partitionColumns?: readonly string[] | undefined
 }
 
 /**
@@ -41,7 +74,7 @@ export function evolveSchemaForRows(
   snap: Snapshot,
   rows: readonly Readonly<Record<string, unknown>>[],
 ): SchemaEvolution {
-  return evolveSchema(snap, newColumnsOf(snap.schema, rows))
+  return evolveSchema(snap, newColumnsOf(snap.schema, rows), typeChangesOfRows(snap, rows))
 }
 
 /**
@@ -52,9 +85,244 @@ export function evolveSchemaForRows(
  * @throws {InvalidArgumentError} for a column that exists
  * @throws {UnsupportedError} on a table with column mapping
  */
-export function evolveSchema(snap: Snapshot, added: readonly StructField[]): SchemaEvolution {
-  if (added.length === 0) return { schema: snap.schema, actions: [] }
-  return addedColumnsActions(snap, added, 'rows')
+export function evolveSchema(
+  snap: Snapshot,
+  added: readonly StructField[],
+  widened: readonly TypeChange[] = [],
+): SchemaEvolution {
+  if (widened.length === 0) {
+    if (added.length === 0) return { schema: snap.schema, actions: [] }
+    return addedColumnsActions(snap, added, 'rows')
+  }
+  const base = added.length === 0 ? snap.schema : withAddedColumns(snap, added, 'rows')
+  const byName = new Map(widened.map((c) => [c.column, c.to]))
+  const schema: StructType = Object.freeze({
+    type: 'struct',
+    fields: Object.freeze(
+      base.fields.map((f) => {
+        const to = byName.get(f.name)
+        return to === undefined ? f : withTypeChange(f, to)
+      }),
+    ),
+  })
+  return schemaChange(snap, schema, snap.partitionColumns)
+}
+
+/**
+ * The schema change of a write whose input declares its column types (Parquet files, Arrow): with
+ * `'merge'` the input columns the table lacks are added (nullable) and, on a table that enables
+ * type widening, a column whose input type is an automatic widening of its type (see
+ * `isAutomaticTypeChange`) is widened; with `'overwrite'` the schema becomes the input's columns
+ * with their types (a column the table has keeps its nullability and metadata, less its type
+ * changes), partitioned by `partitionBy` or the table's partition columns.
+ *
+ * @param snap - the read snapshot
+ * @param input - the input's columns and types
+ * @param mode - the schema mode
+ * @param partitionBy - with `'overwrite'`: the new partition columns
+ * @throws as {@link evolveSchema} and {@link overwriteSchemaForRows}
+ */
+export function evolveSchemaForInput(
+  snap: Snapshot,
+  input: readonly StructField[],
+  mode: SchemaMode,
+  partitionBy?: readonly string[],
+): SchemaEvolution {
+  const find = (name: string): StructField | undefined =>
+    snap.schema.fields.find((f) => f.name.toLowerCase() === name.toLowerCase())
+  if (mode === 'overwrite') {
+    checkNoColumnMapping(snap)
+    if (input.length === 0) {
+      throw new InvalidArgumentError("schemaMode: 'overwrite' needs input columns", { argument: 'rows' })
+    }
+    const fields = input.map((f) => {
+      const kept = find(f.name)
+      if (kept === undefined) return Object.freeze({ ...f, nullable: true })
+      const { [TYPE_CHANGES_KEY]: _changes, ...metadata } = kept.metadata
+      return Object.freeze({ ...kept, type: f.type, metadata: Object.freeze(metadata) })
+    })
+    const schema: StructType = Object.freeze({ type: 'struct', fields: Object.freeze(fields) })
+    return schemaChange(snap, schema, partitionColumnsOf(snap, schema, partitionBy))
+  }
+  const added: StructField[] = []
+  const widened: TypeChange[] = []
+  const widening = typeWideningEnabled(snap.properties)
+  const partition = new Set(snap.partitionColumns.map((c) => c.toLowerCase()))
+  for (const f of input) {
+    const have = find(f.name)
+    if (have === undefined) added.push(Object.freeze({ ...f, nullable: true }))
+    else if (
+      widening &&
+      !partition.has(have.name.toLowerCase()) &&
+      isPrimitiveType(f.type) &&
+      isAutomaticTypeChange(have.type, f.type)
+    ) {
+      widened.push(Object.freeze({ column: have.name, to: f.type }))
+    }
+  }
+  return evolveSchema(snap, added, widened)
+}
+
+function checkNoColumnMapping(snap: Snapshot): void {
+  if (columnMappingModeProperty(snap.properties) !== 'none') {
+    throw new UnsupportedError(
+      "schemaMode: 'overwrite' is not supported on a table with column mapping yet: the new columns would need column mapping ids and physical names",
+      { hint: 'Create a new table with the new schema instead.' },
+    )
+  }
+}
+
+/**
+ * The columns `rows` need wider, on a table that enables type widening: each whole number beyond
+ * its integer column's range widens the column to the narrowest integer type that holds it, each
+ * number a `float` column cannot hold exactly widens it to `double`. None when the table does not
+ * enable type widening (the writer then refuses such values, as always). Partition columns and
+ * nested fields keep their types.
+ *
+ * @param snap - the read snapshot
+ * @param rows - the rows to append
+ */
+export function typeChangesOfRows(
+  snap: Snapshot,
+  rows: readonly Readonly<Record<string, unknown>>[],
+): TypeChange[] {
+  if (!typeWideningEnabled(snap.properties)) return []
+  const partition = new Set(snap.partitionColumns.map((c) => c.toLowerCase()))
+  const candidates = new Map<string, StructField>()
+  for (const f of snap.schema.fields) {
+    if (isPrimitiveType(f.type) && !partition.has(f.name.toLowerCase()))
+      candidates.set(f.name.toLowerCase(), f)
+  }
+  const wider = new Map<string, PrimitiveType>()
+  for (const row of rows) {
+    if (row === null || typeof row !== 'object') continue
+    for (const [name, value] of Object.entries(row)) {
+      const field = candidates.get(name.toLowerCase())
+      if (field === undefined) continue
+      const to = widerTypeForValue(wider.get(field.name) ?? (field.type as PrimitiveType), value)
+      if (to !== undefined) wider.set(field.name, widerOf(wider.get(field.name) ?? to, to))
+    }
+  }
+  return [...wider].map(([column, to]) => Object.freeze({ column, to }))
+}
+
+/**
+ * The actions that give the table `schema` (and `partitionColumns`): a `metaData`, and a
+ * `protocol` when the schema needs a feature the table lacks (`timestamp_ntz`).
+ *
+ * @param snap - the read snapshot
+ * @param schema - the new schema
+ * @param partitionColumns - the new partition columns
+ * @throws {UnsupportedTableFeatureError} when the result is a table delta-rlc cannot write
+ */
+export function schemaChange(
+  snap: Snapshot,
+  schema: StructType,
+  partitionColumns: readonly string[],
+): SchemaEvolution {
+  const metadata = createMetadata({
+    ...snap.metadata,
+    schemaString: serializeSchema(schema),
+    partitionColumns,
+  })
+  const protocol = protocolWithRequiredFeatures(snap.protocol, snap.properties, schema)
+  checkWriteSupported(protocol, metadata, WRITE_SUPPORT)
+  const actions: Action[] = []
+  if (protocol !== snap.protocol) actions.push({ protocol })
+  actions.push({ metaData: metadata })
+  return { schema, actions, partitionColumns }
+}
+
+/** The features every transaction honors beyond the always-writable ones. */
+const WRITE_SUPPORT = {
+  extraWriterFeatures: [IN_COMMIT_TIMESTAMP_FEATURE, ROW_TRACKING_FEATURE, ...IN_PLACE_ONLY_FEATURES],
+}
+
+/**
+ * The schema an overwrite with `schemaMode: 'overwrite'` gives the table (Spark's
+ * `overwriteSchema`, delta-rs's `schema_mode="overwrite"`): the columns the rows carry, in the
+ * order first met, and no other. A column the table has keeps its type, nullability and metadata
+ * (less its type changes: every file is rewritten); a new one is nullable with the type its values
+ * show. The partition columns are `partitionBy` when given, else the table's, each of which the
+ * rows must carry.
+ *
+ * @param snap - the read snapshot
+ * @param rows - every row of the overwrite
+ * @param partitionBy - the new partition columns
+ * @throws {InvalidArgumentError} for no rows, a column of unknown type, or a partition column the
+ *   new schema lacks
+ * @throws {UnsupportedError} on a table with column mapping
+ */
+export function overwriteSchemaForRows(
+  snap: Snapshot,
+  rows: readonly Readonly<Record<string, unknown>>[],
+  partitionBy: readonly string[] | undefined,
+): SchemaEvolution {
+  checkNoColumnMapping(snap)
+  const names: string[] = []
+  const seen = new Set<string>()
+  for (const row of rows) {
+    if (row === null || typeof row !== 'object') continue
+    for (const name of Object.keys(row)) {
+      if (seen.has(name.toLowerCase())) continue
+      seen.add(name.toLowerCase())
+      names.push(name)
+    }
+  }
+  if (names.length === 0) {
+    throw new InvalidArgumentError("schemaMode: 'overwrite' needs rows: the new schema is read off them", {
+      argument: 'rows',
+      hint: 'Pass at least one row with every column of the new schema.',
+    })
+  }
+  const empty: StructType = { type: 'struct', fields: [] }
+  const typed = new Map(newColumnsOf(empty, rows).map((f) => [f.name.toLowerCase(), f]))
+  const fields: StructField[] = []
+  for (const name of names) {
+    const kept = snap.schema.fields.find((f) => f.name.toLowerCase() === name.toLowerCase())
+    if (kept === undefined) {
+      fields.push(typed.get(name.toLowerCase()) as StructField)
+      continue
+    }
+    const { [TYPE_CHANGES_KEY]: _changes, ...metadata } = kept.metadata
+    fields.push(Object.freeze({ ...kept, metadata: Object.freeze(metadata) }))
+  }
+  const schema: StructType = Object.freeze({ type: 'struct', fields: Object.freeze(fields) })
+  return schemaChange(snap, schema, partitionColumnsOf(snap, schema, partitionBy))
+}
+
+/**
+ * The partition columns of a replaced schema, spelled as the schema spells them.
+ *
+ * @throws {InvalidArgumentError} naming a partition column the schema lacks or a nested one
+ */
+function partitionColumnsOf(
+  snap: Snapshot,
+  schema: StructType,
+  partitionBy: readonly string[] | undefined,
+): string[] {
+  const wanted = partitionBy ?? snap.partitionColumns
+  return wanted.map((name) => {
+    const f = schema.fields.find((x) => x.name.toLowerCase() === name.toLowerCase())
+    if (f === undefined) {
+      throw new InvalidArgumentError(
+        `Partition column '${name}' is not in the new schema (${schema.fields.map((x) => x.name).join(', ')})`,
+        {
+          argument: partitionBy === undefined ? 'rows' : 'options.partitionBy',
+          hint:
+            partitionBy === undefined
+              ? 'Give the rows the partition column, or pass options.partitionBy with the new partitioning.'
+              : 'Partition by columns the rows carry.',
+        },
+      )
+    }
+    if (!isPrimitiveType(f.type)) {
+      throw new InvalidArgumentError(`Partition column '${f.name}' must be of a primitive type`, {
+        argument: 'options.partitionBy',
+      })
+    }
+    return f.name
+  })
 }
 
 /**
@@ -70,6 +338,23 @@ export function withSchemaEvolution(
 ): PreparedOperation {
   if (evolution === undefined || evolution.actions.length === 0) return op
   return { ...op, actions: [...evolution.actions, ...op.actions] }
+}
+
+/**
+ * The write target of an evolved schema: the rows are checked and written against it.
+ *
+ * @param target - the snapshot's write target
+ * @param evolution - the schema change, if any
+ */
+export function evolvedTarget<
+  T extends { readonly schema: StructType; readonly partitionColumns: readonly string[] },
+>(target: T, evolution: SchemaEvolution | undefined): T {
+  if (evolution === undefined) return target
+  return Object.freeze({
+    ...target,
+    schema: evolution.schema,
+    partitionColumns: evolution.partitionColumns ?? target.partitionColumns,
+  })
 }
 
 /**

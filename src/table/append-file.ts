@@ -6,8 +6,11 @@
  */
 
 import { extname } from 'node:path'
-import { InternalError, InvalidArgumentError, UnsupportedError } from '../errors/index.js'
-import type { AppendOptions } from '../ops/append.js'
+import { InternalError, InvalidArgumentError } from '../errors/index.js'
+import { type AppendOptions, checkWriteMode } from '../ops/append.js'
+import { buildBatchAppend } from '../ops/append-batches.js'
+import { buildOverwrite } from '../ops/overwrite.js'
+import { evolveSchema, evolveSchemaForInput, type SchemaEvolution } from '../ops/schema-merge.js'
 import type { StructField, StructType } from '../protocol/schema.js'
 import type { Transaction } from './transaction.js'
 
@@ -38,10 +41,14 @@ export interface AppendFileOptions {
   readonly partitionOverwriteMode?: AppendOptions['partitionOverwriteMode'] | undefined
   /**
    * `'merge'`: input columns the table lacks are added to its schema (nullable, with the type
-   * DuckDB reads them as; a timestamp without a zone as `timestamp`) in the same commit. Not
-   * with `mode: 'overwrite'`.
+   * DuckDB reads them as; a timestamp without a zone as `timestamp`) in the same commit; with
+   * Parquet input, whose types are declared, a column whose input type is a wider one the table's
+   * type widening allows is widened. `'overwrite'` (with `mode: 'overwrite'`): the schema becomes
+   * the input's columns with the types DuckDB reads.
    */
   readonly schemaMode?: AppendOptions['schemaMode'] | undefined
+  /** With `schemaMode: 'overwrite'`: the new partition columns (default: the table's). */
+  readonly partitionBy?: AppendOptions['partitionBy'] | undefined
   /** Stops the append before its commit; the files it staged are deleted. */
   readonly signal?: AbortSignal | undefined
 }
@@ -112,38 +119,37 @@ export async function stageInputFiles(
       options.targetFileSize === undefined ? {} : { targetFileSize: options.targetFileSize }
     let read = 0
     let staged = 0
-    const newColumns =
-      options.schemaMode === 'merge' ? newInputColumns(txn.snapshot.schema, input.columns, inferSchema) : []
-    const schema = { ...txn.snapshot.schema, fields: [...txn.snapshot.schema.fields, ...newColumns] }
-    const batches = input.readRows(schema, batchRows, extra, signal)
+    checkWriteMode(options)
+    const snap = txn.snapshot
+    let evolution: SchemaEvolution | undefined
+    if (options.schemaMode !== undefined) {
+      const declared = inferSchema(input.columns, 'timestamp').fields
+      // CSV and JSON carry no types, only what DuckDB guesses (whole numbers as BIGINT): columns
+      // are widened only for an input that declares its types.
+      evolution =
+        options.schemaMode === 'overwrite' || format === 'parquet'
+          ? evolveSchemaForInput(snap, declared, options.schemaMode, options.partitionBy)
+          : evolveSchema(snap, newInputColumns(snap.schema, input.columns, inferSchema))
+    }
+    const batches = input.readRows(evolution?.schema ?? snap.schema, batchRows, extra, signal)
+    // One write takes every batch, so the files are cut by the target size, not per batch; an
+    // overwrite's range may depend on all of them (dynamic).
+    const counted = async function* () {
+      for await (const batch of batches) {
+        signal?.throwIfAborted()
+        read += batch.length
+        yield batch
+      }
+    }
     if (options.mode === 'overwrite') {
-      if (options.schemaMode !== undefined) {
-        throw new UnsupportedError('schemaMode is not supported with an overwrite yet', {
-          hint: "Add the columns first with table.alter.addColumns, then overwrite; or append with schemaMode: 'merge'.",
-        })
-      }
-      // One operation takes every batch: what it replaces may depend on all of them (dynamic).
-      const counted = async function* () {
-        for await (const batch of batches) {
-          signal?.throwIfAborted()
-          read += batch.length
-          yield batch
-        }
-      }
       const { replaceWhere, partitionOverwriteMode } = options
-      staged = (await txn.overwrite(counted(), { ...appendOptions, replaceWhere, partitionOverwriteMode }))
+      const overwrite = { ...appendOptions, replaceWhere, partitionOverwriteMode }
+      staged = (await txn.stage((ctx) => buildOverwrite(ctx, counted(), overwrite, evolution))).metrics
         .numOutputRows as number
     } else {
-      // One write takes every batch, so the files are cut by the target size, not per batch.
-      const counted = async function* () {
-        for await (const batch of batches) {
-          signal?.throwIfAborted()
-          read += batch.length
-          yield batch
-        }
-      }
-      const evolution = newColumns.length === 0 ? {} : { newColumns }
-      staged = (await txn.appendBatches(counted(), { ...appendOptions, ...evolution })).numOutputRows ?? 0
+      staged =
+        (await txn.stage((ctx) => buildBatchAppend(ctx, counted(), appendOptions, evolution))).metrics
+          .numOutputRows ?? 0
     }
     // The writer counts the rows of its own files: a difference from the rows read means rows
     // were lost or doubled on the way, and nothing may be committed.

@@ -113,6 +113,7 @@ const APPEND_KEYS = {
   replaceWhere: true,
   partitionOverwriteMode: true,
   schemaMode: true,
+  partitionBy: true,
 } as const satisfies Record<keyof AppendOptions, true>
 const UPDATE_KEYS = { where: true, set: true } as const satisfies Record<keyof UpdateOptions, true>
 const MERGE_KEYS = {
@@ -165,6 +166,7 @@ const APPEND_FILE_KEYS = {
   replaceWhere: true,
   partitionOverwriteMode: true,
   schemaMode: true,
+  partitionBy: true,
   signal: true,
 } as const satisfies Record<keyof AppendFileOptions, true>
 
@@ -366,7 +368,8 @@ export function checkAppendOptions(value: unknown): void {
   checkKnownKeys(o, 'options', APPEND_KEYS, 'append')
   optNumber(o, 'targetFileSize', 'options', { min: 0, above: true })
   checkWriteModeFields(o)
-  optOneOf(o, 'schemaMode', 'options', ['merge'])
+  optOneOf(o, 'schemaMode', 'options', ['merge', 'overwrite'])
+  optStringArray(o, 'partitionBy', 'options')
 }
 
 /**
@@ -462,7 +465,8 @@ export function checkAppendFileOptions(value: unknown): void {
   optNumber(o, 'batchRows', 'options', { min: 1, integer: true })
   optNumber(o, 'targetFileSize', 'options', { min: 0, above: true })
   checkWriteModeFields(o)
-  optOneOf(o, 'schemaMode', 'options', ['merge'])
+  optOneOf(o, 'schemaMode', 'options', ['merge', 'overwrite'])
+  optStringArray(o, 'partitionBy', 'options')
   optSignal(o, 'options')
 }
 

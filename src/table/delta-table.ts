@@ -2,19 +2,17 @@ import type { ArrowInput } from '../arrow/arrow-to-rows.js'
 import { type ConflictFlags, parseConflictFlags } from '../conflict/flags.js'
 import type { Engine } from '../engine/engine.js'
 import { createDefaultEngine, type DefaultEngineOptions } from '../engine-default/default-engine.js'
-import {
-  ConcurrentModificationError,
-  InvalidArgumentError,
-  isDeltaError,
-  UnsupportedError,
-} from '../errors/index.js'
+import { ConcurrentModificationError, InvalidArgumentError, isDeltaError } from '../errors/index.js'
 import type { Expression } from '../expressions/ast.js'
-import type { AppendOptions } from '../ops/append.js'
+import { type AppendOptions, checkWriteMode } from '../ops/append.js'
+import { buildBatchAppend } from '../ops/append-batches.js'
 import { buildFsckRepair, checkLiveFiles, type FsckOptions, type FsckResult } from '../ops/fsck.js'
 import { buildMerge } from '../ops/merge.js'
 import type { MergeOptions } from '../ops/merge-clauses.js'
 import { buildOptimize, commitOptimize, type OptimizeOptions } from '../ops/optimize.js'
+import { buildOverwrite } from '../ops/overwrite.js'
 import { buildRestore, type RestoreOptions } from '../ops/restore.js'
+import { evolveSchemaForInput } from '../ops/schema-merge.js'
 import { buildUpdate, type UpdateOptions } from '../ops/update.js'
 import { type VacuumOptions, type VacuumResult, vacuumTable } from '../ops/vacuum.js'
 import type { CommitInfo, Version } from '../protocol/actions.js'
@@ -304,11 +302,17 @@ export class DeltaTable {
    * With `schemaMode: 'merge'` (Spark's `mergeSchema`) columns of the rows that the table lacks
    * are added to its schema, nullable, in the same commit (a `metaData` action); their types are
    * read off the values (bigint or whole number: long, fraction: double, string, boolean, Date:
-   * timestamp, Uint8Array: binary), and table columns a row lacks are null. A value that does not
-   * fit an existing column's type is refused as always.
+   * timestamp, Uint8Array: binary; Arrow input declares them), and table columns a row lacks are
+   * null. On a table with `delta.enableTypeWidening=true` a column whose values need a wider type
+   * (a whole number beyond an `integer`, a number a `float` cannot hold; for Arrow, a wider declared
+   * type) is widened as Delta's schema evolution does, the change recorded in the field's
+   * `delta.typeChanges`. Otherwise a value that does not fit an existing column's type is refused.
+   * With `mode: 'overwrite'` and `schemaMode: 'overwrite'` (Spark's `overwriteSchema`) the table's
+   * schema becomes the columns of the rows, partitioned by `partitionBy` (default: as before).
    *
    * @param rows - plain objects keyed by column name, or Arrow input
-   * @param options - `targetFileSize`, `mode`, `replaceWhere`, `partitionOverwriteMode`, `schemaMode`
+   * @param options - `targetFileSize`, `mode`, `replaceWhere`, `partitionOverwriteMode`,
+   *   `schemaMode`, `partitionBy`
    * @throws {InvalidArgumentError} for rows that do not fit the schema; nothing is written
    * @throws {ReplaceWhereMismatchError} naming a new row `replaceWhere` does not select; nothing
    *   is committed
@@ -323,11 +327,6 @@ export class DeltaTable {
     const arrow = convert?.isArrowInput(rows) === true
     if (!arrow) checkRows(rows, 'rows')
     checkAppendOptions(options)
-    if (arrow && options.schemaMode !== undefined) {
-      throw new UnsupportedError("schemaMode: 'merge' takes rows as objects, not Arrow input, yet", {
-        hint: 'Add the new columns first with table.alter.addColumns, then append the Arrow data.',
-      })
-    }
     return this.#stageAndCommit(undefined, async (txn) => {
       if (!arrow) {
         // checkRows proved it an array of row objects.
@@ -337,30 +336,45 @@ export class DeltaTable {
         )
         return
       }
+      checkWriteMode(options)
+      const { recordBatchesOf, recordBatchToRows } = convert as NonNullable<typeof convert>
+      // The first batch is read ahead: its Arrow schema declares the types a schema mode evolves
+      // the table schema to.
+      const source = recordBatchesOf(rows as ArrowInput, 'rows')[Symbol.asyncIterator]()
+      const first = await source.next()
+      const { deltaFieldsOfArrow } = await import('../arrow/arrow-delta-types.js')
+      const evolution =
+        options.schemaMode === undefined || first.done === true
+          ? undefined
+          : evolveSchemaForInput(
+              txn.snapshot,
+              deltaFieldsOfArrow(first.value.schema),
+              options.schemaMode,
+              options.partitionBy,
+            )
+      const schema = evolution?.schema ?? txn.snapshot.schema
       // Record batches are gathered into row arrays of a bounded size and handed to one write, so
       // the new files are cut by the target size across batches, as an input file's are.
       let pending: Readonly<Record<string, unknown>>[] = []
-      const { recordBatchesOf, recordBatchToRows } = convert as NonNullable<typeof convert>
       const gathered = async function* () {
-        for await (const batch of recordBatchesOf(rows as ArrowInput, 'rows')) {
-          appendAll(pending, recordBatchToRows(batch))
+        for (let next = first; next.done !== true; next = await source.next()) {
+          appendAll(pending, recordBatchToRows(next.value))
           if (pending.length >= ARROW_APPEND_ROWS) {
-            yield withDatesAsDays(pending, txn.snapshot.schema)
+            yield withDatesAsDays(pending, schema)
             pending = []
           }
         }
-        if (pending.length > 0) yield withDatesAsDays(pending, txn.snapshot.schema)
+        if (pending.length > 0) yield withDatesAsDays(pending, schema)
       }
+      const targetFileSize = options.targetFileSize
       if (options.mode === 'overwrite') {
         // One operation takes every batch: what it replaces may depend on all of them (dynamic).
-        await txn.overwrite(gathered(), {
-          targetFileSize: options.targetFileSize,
-          replaceWhere: options.replaceWhere,
-          partitionOverwriteMode: options.partitionOverwriteMode,
-        })
+        const { replaceWhere, partitionOverwriteMode } = options
+        const overwrite = { targetFileSize, replaceWhere, partitionOverwriteMode }
+        await txn.stage((ctx) => buildOverwrite(ctx, gathered(), overwrite, evolution))
         return
       }
-      await txn.appendBatches(gathered(), { targetFileSize: options.targetFileSize })
+      await txn.stage((ctx) => buildBatchAppend(ctx, gathered(), { targetFileSize }, evolution))
     })
   }
 

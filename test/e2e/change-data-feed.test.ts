@@ -8,7 +8,7 @@ import { mkdtemp, readdir, rm, stat, unlink } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, describe, it } from 'node:test'
-import { isDeltaError } from '../../src/errors/index.js'
+import { type DeltaErrorCode, isDeltaError } from '../../src/errors/index.js'
 import { DeltaTable } from '../../src/table/delta-table.js'
 import { runCliInProcess } from '../helpers/cli-in-process.js'
 import { type LogLine, logLines } from './ops-support.js'
@@ -274,7 +274,7 @@ describe('change data feed: ranges and errors', () => {
     try {
       await table.append([row(1, 'a'), row(2, 'b')])
       await table.delete('id = 1') // v2
-      const cases: [Parameters<DeltaTable['changes']>[0], string][] = [
+      const cases: [Parameters<DeltaTable['changes']>[0], DeltaErrorCode][] = [
         [{ startingVersion: 5 }, 'DELTA_INVALID_CDC_RANGE'],
         [{ startingVersion: 1, endingVersion: 9 }, 'DELTA_INVALID_CDC_RANGE'],
         [{ startingVersion: 2, endingVersion: 1 }, 'DELTA_INVALID_CDC_RANGE'],
@@ -293,7 +293,8 @@ describe('change data feed: ranges and errors', () => {
           (e: unknown) => isDeltaError(e, 'DELTA_INVALID_ARGUMENT'),
         )
       }
-      const cdc = cdcLines(await logLines(dir, 2))[0]
+      const [cdc] = cdcLines(await logLines(dir, 2))
+      assert.ok(cdc)
       await unlink(join(dir, cdc.path))
       await assert.rejects(table.changes({ startingVersion: 2 }).toArray(), (e: unknown) => {
         assert.ok(isDeltaError(e, 'DELTA_CHANGE_DATA_FILE_NOT_FOUND'))

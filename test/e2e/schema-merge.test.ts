@@ -98,11 +98,9 @@ describe("append with schemaMode: 'merge'", () => {
       await assert.rejects(t.append([{ id: 1n, s: { a: 1 } }], { schemaMode: 'merge' }), InvalidArgumentError)
       await assert.rejects(t.append([{ id: 1n, extra: 'x' }]), InvalidArgumentError)
       await assert.rejects(
-        t.append([{ id: 1n, extra: 'x' }], { mode: 'overwrite', schemaMode: 'merge' }),
-        UnsupportedError,
-      )
-      await assert.rejects(
-        t.append(tableFromArrays({ id: BigInt64Array.from([1n]) }), { schemaMode: 'merge' }),
+        t.append(tableFromArrays({ id: BigInt64Array.from([1n]), u: BigUint64Array.from([1n]) }), {
+          schemaMode: 'merge',
+        }),
         UnsupportedError,
       )
       assert.equal(await commitCount(dir), before)
@@ -130,9 +128,12 @@ describe("append with schemaMode: 'merge'", () => {
       const refused = await runCliInProcess(['append', dir, json])
       assert.notEqual(refused.code, 0)
       assert.match(refused.stderr, /city/)
-      const usage = await runCliInProcess(['append', dir, json, '--schema-mode', 'overwrite'])
+      const usage = await runCliInProcess(['append', dir, json, '--schema-mode', 'replace'])
       assert.equal(usage.code, 1)
-      assert.match(usage.stderr, /--schema-mode must be merge/)
+      assert.match(usage.stderr, /--schema-mode must be merge or overwrite/)
+      const noOverwrite = await runCliInProcess(['append', dir, json, '--schema-mode', 'overwrite'])
+      assert.equal(noOverwrite.code, 1)
+      assert.match(noOverwrite.stderr, /--schema-mode overwrite needs --mode overwrite/)
       const ok = await runCliInProcess(['append', dir, json, '--schema-mode', 'merge'])
       assert.equal(ok.code, 0, ok.stderr)
       const t2 = await DeltaTable.open(dir)

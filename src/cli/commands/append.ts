@@ -24,7 +24,8 @@ export const appendCommand: Command = {
     'Files are read with DuckDB and converted to the table schema; columns are matched by name',
     '(missing columns are null; an input column the table lacks is refused unless --columns or',
     '--ignore-extra-columns leaves it out, or --schema-mode merge adds it to the schema in the same',
-    'commit). Large inputs are read in batches into one write, whose',
+    'commit; with --mode overwrite, --schema-mode overwrite replaces the schema with the input columns,',
+    'partitioned by --partition-by or as before). Large inputs are read in batches into one write, whose',
     'files are cut near --target-file-size, and one commit: either every row lands or none does. A file given as - is standard input',
     '(--format is then required), e.g. cat rows.csv | delta-rlc append ./t - --format csv.',
   ].join('\n'),
@@ -38,8 +39,13 @@ export const appendCommand: Command = {
     'target-file-size': { type: 'string', value: 'SIZE', help: 'bytes per new data file, e.g. 128MB' },
     'schema-mode': {
       type: 'string',
-      value: 'merge',
-      help: 'merge: add the input columns the table lacks to its schema (nullable) in the same commit',
+      value: 'merge|overwrite',
+      help: 'merge: add the input columns the table lacks to its schema (nullable) in the same commit, and widen columns where the table enables type widening (Parquet input); overwrite (with --mode overwrite): replace the schema with the input columns',
+    },
+    'partition-by': {
+      type: 'string',
+      value: 'COLS',
+      help: 'with --schema-mode overwrite: the new partition columns, comma-separated',
     },
     ...WRITE_MODE_OPTIONS,
     ...INPUT_COLUMNS_OPTIONS,
@@ -57,10 +63,31 @@ export const appendCommand: Command = {
       targetFileSize: sizeOption(values, 'target-file-size', 'append'),
       overwrite: writeModeOption(values, 'append'),
       schemaMode: schemaModeOption(values),
+      partitionBy: listOption(values, 'partition-by'),
     }
-    if (options.schemaMode !== undefined && options.overwrite !== undefined) {
-      throw new UsageError('--schema-mode merge applies to an append, not to --mode overwrite', 'append', {
+    if (options.schemaMode === 'overwrite' && options.overwrite === undefined) {
+      throw new UsageError('--schema-mode overwrite needs --mode overwrite', 'append', {
         argument: 'schema-mode',
+      })
+    }
+    const partial =
+      options.overwrite?.replaceWhere !== undefined
+        ? 'replace-where'
+        : options.overwrite?.partitionOverwriteMode === 'dynamic'
+          ? 'partition-overwrite-mode'
+          : undefined
+    if (options.schemaMode === 'overwrite' && partial !== undefined) {
+      throw new UsageError(
+        `--schema-mode overwrite replaces every row: it cannot be given with --${partial}`,
+        'append',
+        {
+          argument: 'schema-mode',
+        },
+      )
+    }
+    if (options.partitionBy !== undefined && options.schemaMode !== 'overwrite') {
+      throw new UsageError('--partition-by needs --schema-mode overwrite', 'append', {
+        argument: 'partition-by',
       })
     }
     // The watched store counts the staged files an interrupt removes, which the report names.
@@ -68,8 +95,30 @@ export const appendCommand: Command = {
     let input: Awaited<ReturnType<typeof prepareInput>> | undefined
     try {
       input = await prepareInput(ctx, files, format, 'append')
+      if (
+        options.schemaMode !== undefined &&
+        (options.overwrite !== undefined || input.format === 'parquet')
+      ) {
+        // A schema that follows the input's declared types (an overwrite's, or a Parquet input's
+        // wider types) is the library's appendFile: one transaction, as below, without a progress bar.
+        const result = await table.appendFile(input.paths, {
+          format: input.format,
+          columns: options.columns,
+          ignoreExtraColumns: options.extraColumns === 'ignore',
+          batchRows: options.batchRows,
+          targetFileSize: options.targetFileSize,
+          ...(options.overwrite === undefined ? {} : { mode: 'overwrite' as const, ...options.overwrite }),
+          schemaMode: options.schemaMode,
+          partitionBy: options.partitionBy,
+          signal: ctx.io.interrupt,
+        })
+        printCommit(ctx, loc, result, { inputFiles: files.length, inputRows: result.metrics?.numOutputRows })
+        return
+      }
       const outcome = await appendInputFiles(ctx, table, input.paths, {
         ...options,
+        // An overwrite's schema mode took the branch above.
+        schemaMode: options.schemaMode === 'merge' ? 'merge' : undefined,
         format: input.format,
         writes,
       })
@@ -81,12 +130,14 @@ export const appendCommand: Command = {
   },
 }
 
-/** `--schema-mode`: `merge`, or absent. */
-function schemaModeOption(values: OptionValues): 'merge' | undefined {
+/** `--schema-mode`: `merge`, `overwrite`, or absent. */
+function schemaModeOption(values: OptionValues): 'merge' | 'overwrite' | undefined {
   const mode = stringOption(values, 'schema-mode')
   if (mode === undefined) return undefined
-  if (mode !== 'merge') {
-    throw new UsageError(`--schema-mode must be merge, got '${mode}'`, 'append', { argument: 'schema-mode' })
+  if (mode !== 'merge' && mode !== 'overwrite') {
+    throw new UsageError(`--schema-mode must be merge or overwrite, got '${mode}'`, 'append', {
+      argument: 'schema-mode',
+    })
   }
   return mode
 }

@@ -1,0 +1,339 @@
+/**
+ * Schema evolution beyond adding columns on append: an overwrite that merges or replaces the
+ * schema (`schemaMode: 'merge' | 'overwrite'`), and type widening on write where the table enables
+ * it (`delta.enableTypeWidening`), each read back exactly with the log's metaData checked.
+ */
+import assert from 'node:assert/strict'
+import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { after, describe, it } from 'node:test'
+import { Float64, Int64, makeVector, Table, vectorFromArray } from 'apache-arrow'
+import { InvalidArgumentError } from '../../src/errors/index.js'
+import { DeltaTable } from '../../src/table/delta-table.js'
+import { runCliInProcess } from '../helpers/cli-in-process.js'
+import { commitCount, type LogLine, logLines } from './ops-support.js'
+
+const roots: string[] = []
+after(() => Promise.all(roots.map((r) => rm(r, { recursive: true, force: true }))))
+
+async function tableDir(): Promise<string> {
+  const d = await mkdtemp(join(tmpdir(), 'delta-rlc-schema-evolution-'))
+  roots.push(d)
+  return join(d, 't')
+}
+
+const metaDataOf = (lines: LogLine[]): LogLine => lines.find((l) => l.metaData)?.metaData
+const schemaOf = (lines: LogLine[]): LogLine[] => JSON.parse(metaDataOf(lines).schemaString).fields
+const byId = (rows: Record<string, unknown>[]) => rows.sort((a, b) => Number(a.id) - Number(b.id))
+
+describe('overwrite with schemaMode', () => {
+  it("'merge' adds the rows' new columns in the overwrite's commit, also with replaceWhere", async () => {
+    const dir = await tableDir()
+    const t = await DeltaTable.create(dir, { schema: 'id long not null, day string', partitionBy: ['day'] })
+    try {
+      await t.append([
+        { id: 1n, day: 'a' },
+        { id: 2n, day: 'b' },
+      ])
+      const r = await t.append([{ id: 3n, day: 'a', note: 'x' }], {
+        mode: 'overwrite',
+        replaceWhere: "day = 'a'",
+        schemaMode: 'merge',
+      })
+      const lines = await logLines(dir, r.version)
+      assert.deepEqual(
+        schemaOf(lines).map((f) => [f.name, f.type, f.nullable]),
+        [
+          ['id', 'long', false],
+          ['day', 'string', true],
+          ['note', 'string', true],
+        ],
+      )
+      assert.deepEqual(metaDataOf(lines).partitionColumns, ['day'])
+      assert.equal(lines.find((l) => l.commitInfo)?.commitInfo.operationParameters.mode, 'Overwrite')
+      assert.deepEqual(byId(await t.scan().toArray()), [
+        { id: 2n, day: 'b', note: null },
+        { id: 3n, day: 'a', note: 'x' },
+      ])
+      // The whole table, with another new column.
+      await t.append([{ id: 4n, day: 'c', score: 1.5 }], { mode: 'overwrite', schemaMode: 'merge' })
+      assert.deepEqual(await t.scan().toArray(), [{ id: 4n, day: 'c', note: null, score: 1.5 }])
+    } finally {
+      await t.close()
+    }
+  })
+
+  it("'overwrite' replaces the schema: dropped columns are gone, kept ones keep their type, partitionBy repartitions", async () => {
+    const dir = await tableDir()
+    const t = await DeltaTable.create(dir, {
+      schema: 'id int not null, name string, day string',
+      partitionBy: ['day'],
+    })
+    try {
+      await t.append([
+        { id: 1, name: 'a', day: 'd1' },
+        { id: 2, name: 'b', day: 'd2' },
+      ])
+      const r = await t.append(
+        [
+          { id: 10, city: 'Oslo', rank: 1n },
+          { id: 11, city: 'Rome', rank: 2n },
+        ],
+        { mode: 'overwrite', schemaMode: 'overwrite', partitionBy: ['city'] },
+      )
+      const lines = await logLines(dir, r.version)
+      assert.deepEqual(
+        schemaOf(lines).map((f) => [f.name, f.type, f.nullable]),
+        [
+          ['id', 'integer', false],
+          ['city', 'string', true],
+          ['rank', 'long', true],
+        ],
+      )
+      assert.deepEqual(metaDataOf(lines).partitionColumns, ['city'])
+      assert.equal(lines.filter((l) => l.remove).length, 2)
+      assert.deepEqual(
+        lines.filter((l) => l.add).map((l) => l.add.partitionValues),
+        [{ city: 'Oslo' }, { city: 'Rome' }],
+      )
+      const snap = await t.snapshot()
+      assert.deepEqual(snap.partitionColumns, ['city'])
+      assert.deepEqual(byId(await t.scan().toArray()), [
+        { id: 10, city: 'Oslo', rank: 1n },
+        { id: 11, city: 'Rome', rank: 2n },
+      ])
+      // The old version still reads with its own schema.
+      assert.deepEqual(byId(await t.scan({ version: r.version - 1n }).toArray()), [
+        { id: 1, name: 'a', day: 'd1' },
+        { id: 2, name: 'b', day: 'd2' },
+      ])
+    } finally {
+      await t.close()
+    }
+  })
+
+  it('refuses a schema overwrite that would not replace every row, or without an overwrite, committing nothing', async () => {
+    const dir = await tableDir()
+    const t = await DeltaTable.create(dir, { schema: 'id long, day string', partitionBy: ['day'] })
+    try {
+      await t.append([{ id: 1n, day: 'a' }])
+      const before = await commitCount(dir)
+      const refusals: [Parameters<DeltaTable['append']>[1], RegExp][] = [
+        [{ mode: 'overwrite', schemaMode: 'overwrite', replaceWhere: "day = 'a'" }, /replaceWhere/],
+        [{ mode: 'overwrite', schemaMode: 'overwrite', partitionOverwriteMode: 'dynamic' }, /dynamic/],
+        [{ schemaMode: 'overwrite' }, /overwrite only/],
+        [{ mode: 'overwrite', partitionBy: ['id'] }, /partitionBy/],
+        [{ mode: 'overwrite', schemaMode: 'overwrite' }, /Partition column 'day'/],
+        [{ mode: 'overwrite', schemaMode: 'overwrite', partitionBy: ['nope'] }, /nope/],
+      ]
+      for (const [options, message] of refusals) {
+        await assert.rejects(
+          t.append([{ id: 2n, x: 'y' }], options),
+          (e: unknown) => e instanceof InvalidArgumentError && message.test(e.message),
+          JSON.stringify(options),
+        )
+      }
+      assert.equal(await commitCount(dir), before)
+      assert.deepEqual(await t.scan().toArray(), [{ id: 1n, day: 'a' }])
+    } finally {
+      await t.close()
+    }
+  })
+})
+
+describe('type widening on write', () => {
+  it('widens integer -> long and float -> double where the table enables it; old files read back exactly', async () => {
+    const dir = await tableDir()
+    const t = await DeltaTable.create(dir, {
+      schema: 'id long not null, n int, f float',
+      properties: { 'delta.enableTypeWidening': 'true' },
+    })
+    try {
+      await t.append([
+        { id: 1n, n: 7, f: 0.5 },
+        { id: 2n, n: -2147483648, f: 3 },
+      ])
+      const big = 2n ** 40n
+      const r = await t.append([{ id: 3n, n: big, f: 0.1 }], { schemaMode: 'merge' })
+      const lines = await logLines(dir, r.version)
+      assert.equal(lines.filter((l) => l.add).length, 1)
+      assert.deepEqual(schemaOf(lines), [
+        { name: 'id', type: 'long', nullable: false, metadata: {} },
+        {
+          name: 'n',
+          type: 'long',
+          nullable: true,
+          metadata: { 'delta.typeChanges': [{ fromType: 'integer', toType: 'long' }] },
+        },
+        {
+          name: 'f',
+          type: 'double',
+          nullable: true,
+          metadata: { 'delta.typeChanges': [{ fromType: 'float', toType: 'double' }] },
+        },
+      ])
+      assert.deepEqual(byId(await t.scan().toArray()), [
+        { id: 1n, n: 7n, f: 0.5 },
+        { id: 2n, n: -2147483648n, f: 3 },
+        { id: 3n, n: big, f: 0.1 },
+      ])
+      // Stats of the older file still prune right against the wider type.
+      assert.deepEqual(await t.scan({ where: 'n < 0' }).toArray(), [{ id: 2n, n: -2147483648n, f: 3 }])
+      // Values that fit write no metaData.
+      const plain = await t.append([{ id: 4n, n: 1, f: 2.5 }], { schemaMode: 'merge' })
+      assert.equal(
+        (await logLines(dir, plain.version)).some((l) => l.metaData),
+        false,
+      )
+    } finally {
+      await t.close()
+    }
+  })
+
+  it('refuses a value that needs a wider type without type widening or without schemaMode merge', async () => {
+    const dir = await tableDir()
+    const t = await DeltaTable.create(dir, { schema: 'id long, n int' })
+    const widening = await DeltaTable.create(`${dir}-w`, {
+      schema: 'id long, n int',
+      properties: { 'delta.enableTypeWidening': 'true' },
+    })
+    try {
+      for (const [table, options] of [
+        [t, { schemaMode: 'merge' }],
+        [widening, {}],
+      ] as const) {
+        await assert.rejects(table.append([{ id: 1n, n: 2n ** 40n }], options), InvalidArgumentError)
+        assert.deepEqual(await table.scan().toArray(), [])
+      }
+      // An integer column is never widened to a fraction: 2.5 is refused.
+      await assert.rejects(
+        widening.append([{ id: 1n, n: 2.5 }], { schemaMode: 'merge' }),
+        InvalidArgumentError,
+      )
+    } finally {
+      await t.close()
+      await widening.close()
+    }
+  })
+})
+
+describe('schema modes of typed input', () => {
+  it('Arrow input: merge adds its columns and widens to its declared wider types; overwrite takes its schema', async () => {
+    const dir = await tableDir()
+    const t = await DeltaTable.create(dir, {
+      schema: 'id long not null, n int',
+      properties: { 'delta.enableTypeWidening': 'true' },
+    })
+    try {
+      await t.append([{ id: 1n, n: 5 }])
+      const arrow = new Table({
+        id: vectorFromArray([2n, 3n], new Int64()),
+        n: vectorFromArray([6n, 7n], new Int64()),
+        w: vectorFromArray([0.25, null], new Float64()),
+      })
+      const r = await t.append(arrow, { schemaMode: 'merge' })
+      assert.deepEqual(
+        schemaOf(await logLines(dir, r.version)).map((f) => [f.name, f.type, f.metadata]),
+        [
+          ['id', 'long', {}],
+          ['n', 'long', { 'delta.typeChanges': [{ fromType: 'integer', toType: 'long' }] }],
+          ['w', 'double', {}],
+        ],
+      )
+      assert.deepEqual(byId(await t.scan().toArray()), [
+        { id: 1n, n: 5n, w: null },
+        { id: 2n, n: 6n, w: 0.25 },
+        { id: 3n, n: 7n, w: null },
+      ])
+      const replaced = new Table({ k: makeVector(Int32Array.from([9])) })
+      await t.append(replaced, { mode: 'overwrite', schemaMode: 'overwrite' })
+      const snap = await t.snapshot()
+      assert.deepEqual(
+        snap.schema.fields.map((f) => [f.name, f.type]),
+        [['k', 'integer']],
+      )
+      assert.deepEqual(await t.scan().toArray(), [{ k: 9 }])
+      // Without a schema mode a declared wider type is only a value check, as before.
+      await assert.rejects(
+        t.append(new Table({ k: vectorFromArray([2n ** 40n], new Int64()) })),
+        InvalidArgumentError,
+      )
+    } finally {
+      await t.close()
+    }
+  })
+
+  it('the CLI append --mode overwrite --schema-mode overwrite|merge, and its usage errors', async () => {
+    const dir = await tableDir()
+    const t = await DeltaTable.create(dir, { schema: 'id long, day string', partitionBy: ['day'] })
+    await t.append([{ id: 1n, day: 'a' }])
+    await t.close()
+    const csv = `${dir}-in.csv`
+    await writeFile(csv, 'id,city\n5,Oslo\n6,Rome\n')
+    const usage = await runCliInProcess([
+      'append',
+      dir,
+      csv,
+      '--mode',
+      'overwrite',
+      '--schema-mode',
+      'overwrite',
+      '--replace-where',
+      "day = 'a'",
+    ])
+    assert.equal(usage.code, 1)
+    assert.match(usage.stderr, /--replace-where/)
+    const missing = await runCliInProcess([
+      'append',
+      dir,
+      csv,
+      '--mode',
+      'overwrite',
+      '--schema-mode',
+      'overwrite',
+    ])
+    assert.notEqual(missing.code, 0)
+    assert.match(missing.stderr, /Partition column 'day'/)
+    const ok = await runCliInProcess([
+      'append',
+      dir,
+      csv,
+      '--mode',
+      'overwrite',
+      '--schema-mode',
+      'overwrite',
+      '--partition-by',
+      'city',
+    ])
+    assert.equal(ok.code, 0, ok.stderr)
+    const merged = await runCliInProcess([
+      'append',
+      dir,
+      csv,
+      '--mode',
+      'overwrite',
+      '--schema-mode',
+      'merge',
+    ])
+    assert.equal(merged.code, 0, merged.stderr)
+    const t2 = await DeltaTable.open(dir)
+    try {
+      const snap = await t2.snapshot()
+      assert.deepEqual(
+        snap.schema.fields.map((f) => [f.name, f.type]),
+        [
+          ['id', 'long'],
+          ['city', 'string'],
+        ],
+      )
+      assert.deepEqual(snap.partitionColumns, ['city'])
+      assert.deepEqual(byId(await t2.scan().toArray()), [
+        { id: 5n, city: 'Oslo' },
+        { id: 6n, city: 'Rome' },
+      ])
+    } finally {
+      await t2.close()
+    }
+  })
+})
