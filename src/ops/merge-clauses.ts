@@ -59,7 +59,15 @@ export interface MergeOptions {
    * long; other numbers: double; strings, booleans, `Uint8Array`, `Date`).
    */
   readonly sourceSchema?: string | StructType | Readonly<Record<string, unknown>> | undefined
+  /**
+   * `MERGE WITH SCHEMA EVOLUTION`: source columns the clauses assign that the table lacks are
+   * added to its schema in the MERGE's commit (see `merge-schema-evolution.ts`).
+   */
+  readonly schemaEvolution?: boolean | undefined
 }
+
+/** What a MERGE is planned against: the table schema (a snapshot's, or one a MERGE evolves). */
+export type PlanTarget = Pick<Snapshot, 'schema'>
 
 /** A conjunct `target.<column> = source.<column>` of the join condition. */
 export interface EquiKey {
@@ -91,7 +99,7 @@ type Side = 'target' | 'source'
  * Checks a MERGE against the table's schema and the source rows and resolves every column
  * reference to a side.
  *
- * @param snap - the read snapshot
+ * @param snap - the read snapshot (or its schema as the MERGE evolves it)
  * @param sourceRows - the source rows (plain objects)
  * @param options - the MERGE options
  * @returns the plan
@@ -101,7 +109,11 @@ type Side = 'target' | 'source'
  * @throws {InvalidPredicateError} when an expression does not parse
  * @throws {UnsupportedError} for a source column whose type cannot be inferred
  */
-export function planMerge(snap: Snapshot, sourceRows: readonly unknown[], options: MergeOptions): MergePlan {
+export function planMerge(
+  snap: PlanTarget,
+  sourceRows: readonly unknown[],
+  options: MergeOptions,
+): MergePlan {
   if (options === null || typeof options !== 'object') {
     throw new InvalidArgumentError('merge expects options { on, whenMatched?, whenNotMatched?, ... }', {
       argument: 'options',
@@ -297,7 +309,7 @@ function targetClause(
   argument: string,
   scope: Scope,
   sides: readonly Side[],
-  snap: Snapshot,
+  snap: PlanTarget,
   sourceNames: readonly string[],
 ): MergeTargetClause {
   const hasUpdate = c.update !== undefined
@@ -324,7 +336,7 @@ function insertClause(
   c: Record<string, unknown>,
   argument: string,
   scope: Scope,
-  snap: Snapshot,
+  snap: PlanTarget,
   sourceNames: readonly string[],
 ): MergeInsertClause {
   if (c.insert === undefined) {
@@ -354,7 +366,7 @@ function assignments(
   argument: string,
   scope: Scope,
   sides: readonly Side[],
-  snap: Snapshot,
+  snap: PlanTarget,
   sourceNames: readonly string[],
 ): Readonly<Record<string, Expression>> {
   const out: Record<string, Expression> = {}

@@ -5,7 +5,6 @@ import { InternalError, InvalidArgumentError, UnsupportedError } from '../errors
 import { conjunction, type Expression } from '../expressions/ast.js'
 import { splitPartitionPredicate } from '../expressions/evaluate-stats.js'
 import { toSql } from '../expressions/to-sql.js'
-import { columnSpecs } from '../scan/column-specs.js'
 import { dataFileRefs } from '../scan/data-file-refs.js'
 import { pruneFiles } from '../scan/prune-files.js'
 import { checkFilesTrackRows } from '../scan/row-tracking-scan.js'
@@ -15,7 +14,9 @@ import { changeDataActions, changeDataFeedOn } from './change-data.js'
 import { computedColumnWrite, mergePlanWithComputedColumns } from './computed-columns.js'
 import { checkNotAppendOnly, removedRowIdsOf, replaceRows, type TouchedFile } from './dml-support.js'
 import { type MergeOptions, type MergePlan, planMerge } from './merge-clauses.js'
+import { evolvedColumnSpecs, mergeSchemaEvolution } from './merge-schema-evolution.js'
 import { captureMergeReadSet, sourceKeyPredicate } from './merge-source-keys.js'
+import { evolvedTarget } from './schema-merge.js'
 import { writeTargetOf } from './write-support.js'
 
 /**
@@ -69,7 +70,9 @@ export async function buildMerge(
   })
   const snap = ctx.snapshot
   checkRowCopyingSupported(snap, 'MERGE', { preservesRowIds: true })
-  const plan = mergePlanWithComputedColumns(snap, planMerge(snap, sourceRows, options))
+  // Schema evolution: the MERGE is planned, read and written against the evolved schema.
+  const evolution = mergeSchemaEvolution(snap, sourceRows, options)
+  const plan = mergePlanWithComputedColumns(snap, planMerge(evolution ?? snap, sourceRows, options))
   if (plan.changesTargetRows) checkNotAppendOnly(snap, 'MERGE')
   const executor = ctx.engine.merge
   if (executor === undefined) {
@@ -84,7 +87,7 @@ export async function buildMerge(
   const refs = await dataFileRefs(ctx.engine, files, ctx.signal)
   const result = await executor.execute({
     files: refs,
-    targetColumns: columnSpecs(snap, undefined),
+    targetColumns: evolvedColumnSpecs(snap, evolution),
     sourceColumns: plan.sourceColumns,
     sourceRows,
     on: plan.on,
@@ -135,7 +138,7 @@ export async function buildMerge(
       ? []
       : ctx.engine.writer.writeRows({
           rows: from === 0 && to === newRows.length ? newRows : newRows.slice(from, to),
-          target: writeTargetOf(snap),
+          target: evolvedTarget(writeTargetOf(snap), evolution),
           signal: ctx.signal,
           rowTracking,
           rowIds: rowTracking === undefined ? undefined : result.rowIds?.slice(from, to),
@@ -153,7 +156,8 @@ export async function buildMerge(
         mergeChanges(touched, result.updatedPositions ?? [], result.files, images, inserts),
       )
     : { actions: [], files: 0 }
-  const actions = [...fileActions, ...changes.actions]
+  // The schema change goes first: no reader sees the new files without their columns.
+  const actions = [...(evolution?.actions ?? []), ...fileActions, ...changes.actions]
   const deleted = result.numTargetRowsMatchedDeleted + result.numTargetRowsNotMatchedBySourceDeleted
   return computed.finish({
     operation: 'MERGE',

@@ -122,6 +122,7 @@ const MERGE_KEYS = {
   whenNotMatched: true,
   whenNotMatchedBySource: true,
   sourceSchema: true,
+  schemaEvolution: true,
 } as const satisfies Record<keyof MergeOptions, true>
 const MATCHED_CLAUSE_KEYS = { if: true, update: true, delete: true } as const satisfies Record<
   keyof MergeUpdateAction | keyof MergeDeleteAction,
@@ -528,6 +529,7 @@ export function checkMergeOptions(value: unknown, stop = false): void {
   if (schema !== undefined && typeof schema !== 'string' && !isPlainObject(schema)) {
     fail('options.sourceSchema', 'DDL text or a schema object', schema)
   }
+  optBoolean(value, 'schemaEvolution', 'options')
 }
 
 /**

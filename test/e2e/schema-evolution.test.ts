@@ -337,3 +337,142 @@ describe('schema modes of typed input', () => {
     }
   })
 })
+
+describe('MERGE with schemaEvolution', () => {
+  it("update '*' and insert '*' add the source's new columns in the MERGE's commit; rows not touched read null", async () => {
+    const dir = await tableDir()
+    const t = await DeltaTable.create(dir, { schema: 'id long not null, v string' })
+    try {
+      await t.append([
+        { id: 1n, v: 'a' },
+        { id: 2n, v: 'b' },
+      ])
+      const r = await t.merge(
+        [
+          { id: 2n, v: 'B', score: 2.5, tag: 'x' },
+          { id: 3n, v: 'c', score: 3, tag: null },
+        ],
+        {
+          on: 'target.id = source.id',
+          whenMatched: [{ update: '*' }],
+          whenNotMatched: [{ insert: '*' }],
+          schemaEvolution: true,
+        },
+      )
+      const lines = await logLines(dir, r.version)
+      assert.equal(lines.find((l) => l.commitInfo)?.commitInfo.operation, 'MERGE')
+      assert.equal(Object.keys(lines.find((l) => l.metaData) ?? {})[0], 'metaData')
+      assert.deepEqual(
+        schemaOf(lines).map((f) => [f.name, f.type, f.nullable]),
+        [
+          ['id', 'long', false],
+          ['v', 'string', true],
+          ['score', 'double', true],
+          ['tag', 'string', true],
+        ],
+      )
+      assert.deepEqual(byId(await t.scan().toArray()), [
+        { id: 1n, v: 'a', score: null, tag: null },
+        { id: 2n, v: 'B', score: 2.5, tag: 'x' },
+        { id: 3n, v: 'c', score: 3, tag: null },
+      ])
+    } finally {
+      await t.close()
+    }
+  })
+
+  it('an assignment of source.<name> to a new column adds it; other new columns are refused, as without the flag', async () => {
+    const dir = await tableDir()
+    const t = await DeltaTable.create(dir, { schema: 'id long not null, v string' })
+    try {
+      await t.append([{ id: 1n, v: 'a' }])
+      const before = await commitCount(dir)
+      const source = [{ id: 1n, v: 'A', note: 'n1', unused: 5n }]
+      const on = 'target.id = source.id'
+      // Without the flag: unknown column, nothing committed.
+      await assert.rejects(
+        t.merge(source, { on, whenMatched: [{ update: { note: 'source.note' } }] }),
+        (e: unknown) => e instanceof InvalidArgumentError && /unknown column 'note'/.test(e.message),
+      )
+      // An expression is not a direct assignment: still unknown.
+      await assert.rejects(
+        t.merge(source, {
+          on,
+          whenMatched: [{ update: { note: "source.note || '!'" } }],
+          schemaEvolution: true,
+        }),
+        (e: unknown) => e instanceof InvalidArgumentError && /unknown column 'note'/.test(e.message),
+      )
+      assert.equal(await commitCount(dir), before)
+      await t.merge(source, {
+        on,
+        whenMatched: [{ if: 'source.unused > 0', update: { v: 'source.v', note: 'source.note' } }],
+        schemaEvolution: true,
+      })
+      // `unused` appears only in a condition: not added.
+      assert.deepEqual(
+        (await t.snapshot()).schema.fields.map((f) => f.name),
+        ['id', 'v', 'note'],
+      )
+      assert.deepEqual(await t.scan().toArray(), [{ id: 1n, v: 'A', note: 'n1' }])
+    } finally {
+      await t.close()
+    }
+  })
+
+  it('widens an assigned column where the table enables type widening; the CLI --schema-evolution', async () => {
+    const dir = await tableDir()
+    const t = await DeltaTable.create(dir, {
+      schema: 'id long not null, n int',
+      properties: { 'delta.enableTypeWidening': 'true' },
+    })
+    const big = 2n ** 40n
+    try {
+      await t.append([
+        { id: 1n, n: 1 },
+        { id: 2n, n: 2 },
+      ])
+      const r = await t.merge([{ id: 2n, n: big }], {
+        on: 'target.id = source.id',
+        whenMatched: [{ update: '*' }],
+        schemaEvolution: true,
+      })
+      assert.deepEqual(schemaOf(await logLines(dir, r.version))[1], {
+        name: 'n',
+        type: 'long',
+        nullable: true,
+        metadata: { 'delta.typeChanges': [{ fromType: 'integer', toType: 'long' }] },
+      })
+      assert.deepEqual(byId(await t.scan().toArray()), [
+        { id: 1n, n: 1n },
+        { id: 2n, n: big },
+      ])
+    } finally {
+      await t.close()
+    }
+    const json = `${dir}-src.jsonl`
+    await writeFile(json, '{"id": 1, "n": 5, "city": "Oslo"}\n{"id": 9, "n": 9, "city": "Rome"}\n')
+    // Without the flag the upsert's '*' leaves the source's extra column out.
+    const plain = await runCliInProcess(['merge', dir, json, '--on', 'target.id = source.id'])
+    assert.equal(plain.code, 0, plain.stderr)
+    const ok = await runCliInProcess([
+      'merge',
+      dir,
+      json,
+      '--on',
+      'target.id = source.id',
+      '--schema-evolution',
+    ])
+    assert.equal(ok.code, 0, ok.stderr)
+    const t2 = await DeltaTable.open(dir)
+    try {
+      assert.deepEqual(byId(await t2.scan().toArray()), [
+        { id: 1n, n: 5n, city: 'Oslo' },
+        { id: 2n, n: big, city: null },
+        { id: 9n, n: 9n, city: 'Rome' },
+      ])
+    } finally {
+      await t2.close()
+    }
+  })
+})

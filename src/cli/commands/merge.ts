@@ -34,7 +34,10 @@ export const mergeCommand: Command = {
     'Any clause may start with a condition: "and source.op = \'D\' then delete".',
     "Without clauses: --when-matched 'update *' --when-not-matched 'insert *' (an upsert).",
     'Source columns with a table column of the same name take its type; others keep the type',
-    'DuckDB infers from the file.',
+    'DuckDB infers from the file. With --schema-evolution (MERGE WITH SCHEMA EVOLUTION) the source',
+    "columns an 'update *' / 'insert *' clause, or an assignment 'c = source.c', gives the table",
+    'are added to its schema in the same commit; where the table enables type widening, a Parquet',
+    "source column of a wider type widens the table's column.",
   ].join('\n'),
   options: {
     on: { type: 'string', value: 'COND', help: "join condition, e.g. 'target.id = source.id' (required)" },
@@ -61,6 +64,10 @@ export const mergeCommand: Command = {
       value: 'FMT',
       help: 'source format: json (lines), csv or parquet (default: by extension)',
     },
+    'schema-evolution': {
+      type: 'boolean',
+      help: 'add the source columns the clauses assign and the table lacks to its schema (nullable)',
+    },
     ...CONFLICTS_OPTION,
   },
   positionals: { min: 2, max: 2, names: '<table> <source-file>|-' },
@@ -81,6 +88,7 @@ export const mergeCommand: Command = {
       whenMatched = [{ update: '*' }]
       whenNotMatched = [{ insert: '*' }]
     }
+    const schemaEvolution = values['schema-evolution'] === true
     // A format the extension cannot tell is refused before the table is opened.
     if (sourcePath !== STDIN_PATH) inputFormatOf(sourcePath as string, stringOption(values, 'format'))
     const { table, writes } = await openWatchedTable(loc, values)
@@ -90,7 +98,9 @@ export const mergeCommand: Command = {
       const { paths, format } = input
       let sourceRows = 0
       const result = await runCommitting(ctx, writes, async (signal) => {
-        const { rows, sourceSchema } = await readSource(ctx, table, paths[0] as string, format, signal)
+        const { rows, sourceSchema } = await readSource(ctx, table, paths[0] as string, format, signal, {
+          declaredTypes: schemaEvolution && format === 'parquet',
+        })
         sourceRows = rows.length
         return table.merge(rows, {
           on,
@@ -98,6 +108,7 @@ export const mergeCommand: Command = {
           whenNotMatched,
           whenNotMatchedBySource,
           sourceSchema,
+          ...(schemaEvolution ? { schemaEvolution } : {}),
           signal,
         })
       })
@@ -109,13 +120,17 @@ export const mergeCommand: Command = {
   },
 }
 
-/** Reads the whole source file into rows, typed by the table's columns where names match. */
+/**
+ * Reads the whole source file into rows, typed by the table's columns where names match (with
+ * `declaredTypes`, a Parquet source's own types, which schema evolution may widen the table to).
+ */
 async function readSource(
   ctx: CommandContext,
   table: DeltaTable,
   sourcePath: string,
   format: InputFormat,
   signal: AbortSignal | undefined,
+  options: { readonly declaredTypes: boolean } = { declaredTypes: false },
 ): Promise<{ rows: Record<string, unknown>[]; sourceSchema: StructType }> {
   const snap = await table.snapshot()
   const input = await openInputFiles([sourcePath], format)
@@ -129,7 +144,7 @@ async function readSource(
         const f = byName.get(c.name.toLowerCase())
         return {
           name: f?.name ?? c.name,
-          type: f?.type ?? deltaTypeOf(c.duckType, c.name),
+          type: f === undefined || options.declaredTypes ? deltaTypeOf(c.duckType, c.name) : f.type,
           nullable: true,
           metadata: {},
         }
