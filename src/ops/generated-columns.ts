@@ -243,8 +243,12 @@ function computedValue(
   index: number,
 ): unknown {
   // A column the row leaves out is NULL, as it will be written.
-  const input: Record<string, unknown> = { ...row }
-  for (const r of c.reads) if (keyOf(row, r) === undefined) input[r] = null
+  let input = row
+  for (const r of c.reads) {
+    if (keyOf(row, r) !== undefined) continue
+    if (input === row) input = { ...row }
+    ;(input as Record<string, unknown>)[r] = null
+  }
   let v: Value | null
   try {
     v = evaluateValue(c.expression, input, { columns: resolver })

@@ -46,7 +46,10 @@ const highWaterMark = async (dir: string, version: bigint | number, column = 'id
   return Object.fromEntries(fieldMetadata(lines))[column]?.['delta.identity.highWaterMark']
 }
 
-const sorted = (rows: Row[], key = 'id') => rows.sort((a, b) => Number(a[key]) - Number(b[key]))
+const sorted = (rows: Row[], key = 'id') =>
+  rows.sort((a, b) =>
+    (a[key] as bigint) < (b[key] as bigint) ? -1 : (a[key] as bigint) > (b[key] as bigint) ? 1 : 0,
+  )
 
 /**
  * A table as Spark writes one with an identity column `id` (mark 2) and a generated column `g`:
@@ -359,6 +362,28 @@ describe('identity columns', () => {
       ])
     } finally {
       await byDefault.close()
+    }
+
+    // The last long is generated; the row after it is refused and nothing is committed.
+    const edge = await DeltaTable.create(await tableDir(), {
+      schema: 'id long generated always as identity (start with 9223372036854775806), v string',
+    })
+    try {
+      await edge.append([{ v: 'a' }])
+      await assert.rejects(
+        edge.append([{ v: 'b' }, { v: 'c' }]),
+        (e: unknown) =>
+          e instanceof IdentityColumnError &&
+          e.code === 'DELTA_IDENTITY_COLUMNS_VALUE_OVERFLOW' &&
+          e.row?.v === 'c',
+      )
+      await edge.append([{ v: 'b' }])
+      assert.deepEqual(sorted(await edge.scan().toArray()), [
+        { id: 9223372036854775806n, v: 'a' },
+        { id: 9223372036854775807n, v: 'b' },
+      ])
+    } finally {
+      await edge.close()
     }
   })
 })

@@ -47,6 +47,9 @@ export const createCommand: Command = {
     'standard input (with --format).',
     'Deletion vectors are enabled unless --no-deletion-vectors is given: row-level concurrency needs them.',
     '--cluster-by makes a clustered table (the clustering feature; not with --partition-by).',
+    "Generated columns: 'ts timestamp, day date GENERATED ALWAYS AS (CAST(ts AS DATE))'; identity columns:",
+    "'id long GENERATED ALWAYS AS IDENTITY' (or BY DEFAULT, optionally (START WITH n INCREMENT BY m)).",
+    'Appends compute generated values and assign identity values.',
   ].join('\n'),
   options: {
     schema: {
