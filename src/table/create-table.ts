@@ -18,9 +18,11 @@ import {
   RowTrackingProperty,
   rowTrackingState,
 } from '../protocol/row-tracking.js'
+import { assignColumnMapping, MAX_COLUMN_ID_KEY } from '../protocol/column-mapping.js'
 import {
   fieldByName,
   parseDdlSchema,
+  physicalName,
   type StructType,
   serializeSchema,
   toStructType,
@@ -112,11 +114,7 @@ export async function createTable(
   checkComputedColumnsAtCreation(schema, partitionBy)
   const properties = withDefaultProperties(options.properties ?? {})
   parseTableProperties(properties)
-  if (columnMappingModeProperty(properties) !== 'none') {
-    throw new UnsupportedError(
-      'Creating tables with column mapping is not supported; tables that use it can be read',
-    )
-  }
+  const mapped = withColumnMapping(schema, properties)
   for (const key of [
     TableProperty.inCommitTimestampEnablementVersion,
     TableProperty.inCommitTimestampEnablementTimestamp,
@@ -150,7 +148,7 @@ export async function createTable(
     ...(options.name === undefined ? {} : { name: options.name }),
     ...(options.description === undefined ? {} : { description: options.description }),
     format: { provider: 'parquet', options: {} },
-    schemaString: serializeSchema(schema),
+    schemaString: serializeSchema(mapped),
     partitionColumns: partitionBy,
     configuration: properties,
     createdTime: BigInt(Date.now()),
@@ -181,8 +179,12 @@ export async function createTable(
     },
     { protocol },
     { metaData: metadata },
-    // Without column mapping a column's physical path is its name.
-    ...(clusterBy === undefined ? [] : [{ domainMetadata: clusteringDomain(clusterBy.map((c) => [c])) }]),
+    // The domain names clustering columns by physical name (the logical one without mapping).
+    ...(clusterBy === undefined
+      ? []
+      : [
+          { domainMetadata: clusteringDomain(clusterBy.map((c) => [physicalNameIn(mapped, c, properties)])) },
+        ]),
   ]
   const exists = await hasLog(engine)
   if (exists) return refuseOrIgnore(location, options)
@@ -244,6 +246,24 @@ function checkRowTrackingAtCreation(protocol: Protocol, metadata: Metadata, sche
       cause: err,
     })
   }
+}
+
+/**
+ * The schema a new table is created with: under column mapping (`delta.columnMapping.mode` `name`
+ * or `id`) every field, nested ones included, gets an id and a `col-<uuid>` physical name, and
+ * `properties` gets `delta.columnMapping.maxColumnId`, as Delta creates a mapped table. Fields
+ * that carry an id and physical name already keep them.
+ */
+function withColumnMapping(schema: StructType, properties: Record<string, string>): StructType {
+  if (columnMappingModeProperty(properties) === 'none') return schema
+  const mapped = assignColumnMapping(schema, 0, () => `col-${randomUUID()}`)
+  properties[MAX_COLUMN_ID_KEY] = String(mapped.maxColumnId)
+  return mapped.schema
+}
+
+function physicalNameIn(schema: StructType, column: string, properties: Record<string, string>): string {
+  const f = fieldByName(schema, column)
+  return f === undefined ? column : physicalName(f, columnMappingModeProperty(properties))
 }
 
 function refuseOrIgnore(location: string, options: CreateOptions): false {
