@@ -10,8 +10,9 @@
  * step, the smallest for a negative one).
  */
 import { InvalidArgumentError, InvalidTableError } from '../errors/index.js'
+import type { Metadata } from './actions.js'
 import type { JsonValue } from './json-text.js'
-import type { StructField, StructType } from './schema.js'
+import { parseSchema, type StructField, type StructType, serializeSchema } from './schema.js'
 
 /** Field metadata key of a generated column's expression. */
 export const GENERATION_EXPRESSION_KEY = 'delta.generationExpression'
@@ -179,6 +180,33 @@ export function withHighWaterMarks(schema: StructType, marks: ReadonlyMap<string
       }),
     ),
   })
+}
+
+/**
+ * Metadata a RESTORE sets back, with each identity column's high-water mark kept where the
+ * current metadata has it further along, as Delta's RESTORE keeps it: values generated after the
+ * restored version may still be in the table's history (time travel, a later RESTORE), and must
+ * never be generated again.
+ *
+ * @param restored - the metadata of the version restored
+ * @param current - the table's current metadata
+ * @returns `restored`, or a copy whose schema carries the further marks
+ * @throws {InvalidTableError} when either schema cannot be parsed
+ */
+export function withFurtherHighWaterMarks(restored: Metadata, current: Metadata): Metadata {
+  if (restored.schemaString === undefined || current.schemaString === undefined) return restored
+  const schema = parseSchema(restored.schemaString)
+  const now = new Map(identityColumnsOf(parseSchema(current.schemaString)).map((c) => [c.name, c]))
+  const marks = new Map<string, bigint>()
+  for (const c of identityColumnsOf(schema)) {
+    const mark = now.get(c.name)?.highWaterMark
+    if (mark === undefined) continue
+    const further =
+      c.highWaterMark === undefined || (c.step > 0n ? mark > c.highWaterMark : mark < c.highWaterMark)
+    if (further) marks.set(c.name, mark)
+  }
+  if (marks.size === 0) return restored
+  return { ...restored, schemaString: serializeSchema(withHighWaterMarks(schema, marks)) }
 }
 
 /**

@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, describe, it } from 'node:test'
 import { DuckDBInstance } from '@duckdb/node-api'
+import { tableFromArrays } from 'apache-arrow'
 import {
   GeneratedColumnMismatchError,
   IdentityColumnError,
@@ -418,6 +419,37 @@ describe('tables with generated and identity columns', () => {
         { id: 1n, ts: '2026-03-01T08:00:00.000000Z', g: '2026-03-01' },
         { id: 2n, ts: '2025-07-01T08:00:00.000000Z', g: '2025-07-01' },
         { id: 3n, ts: '2026-12-01T10:00:00.000000Z', g: '2026-12-01' },
+      ])
+    } finally {
+      await t.close()
+    }
+  })
+
+  it('take Arrow input, and an append that adds columns commits one metaData holding the new columns and the mark', async () => {
+    const dir = await tableDir()
+    const t = await DeltaTable.create(dir, {
+      schema: 'id long generated always as identity, n long, m long generated always as (n * 2)',
+    })
+    try {
+      await t.append([{ n: 1n }])
+      const r = await t.append([{ n: 2n, extra: 'x' }], { schemaMode: 'merge' })
+      const lines = await logLines(dir, r.version)
+      assert.equal(lines.filter((l) => l.metaData).length, 1)
+      assert.deepEqual(
+        fieldMetadata(lines).map(([name, metadata]) => [name, metadata['delta.identity.highWaterMark']]),
+        [
+          ['id', 2],
+          ['n', undefined],
+          ['m', undefined],
+          ['extra', undefined],
+        ],
+      )
+      await t.append(tableFromArrays({ n: BigInt64Array.from([5n, 6n]) }))
+      assert.deepEqual(sorted(await t.scan().toArray()), [
+        { id: 1n, n: 1n, m: 2n, extra: null },
+        { id: 2n, n: 2n, m: 4n, extra: 'x' },
+        { id: 3n, n: 5n, m: 10n, extra: null },
+        { id: 4n, n: 6n, m: 12n, extra: null },
       ])
     } finally {
       await t.close()

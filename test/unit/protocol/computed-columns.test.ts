@@ -11,9 +11,10 @@ import {
   identityColumnsOf,
   movedHighWaterMarks,
   nextIdentityValue,
+  withFurtherHighWaterMarks,
   withHighWaterMarks,
 } from '../../../src/protocol/computed-columns.js'
-import { parseDdlSchema, serializeSchema } from '../../../src/protocol/schema.js'
+import { parseDdlSchema, parseSchema, serializeSchema } from '../../../src/protocol/schema.js'
 
 describe('DDL of generated and identity columns', () => {
   it('gives the protocol field metadata', () => {
@@ -94,6 +95,36 @@ describe('identity values', () => {
     assert.match(serializeSchema(moved), /"delta.identity.highWaterMark":9007199254740995\b/)
     assert.equal(identityColumnsOf(moved)[0]?.highWaterMark, 9007199254740995n)
     assert.deepEqual(movedHighWaterMarks(schema, moved), ['id'])
+  })
+
+  it('keep the further mark when a RESTORE sets older metadata back', () => {
+    const meta = (ddl: string, marks: [string, bigint][]) => ({
+      id: 't',
+      format: { provider: 'parquet', options: {} },
+      schemaString: serializeSchema(withHighWaterMarks(parseDdlSchema(ddl), new Map(marks))),
+      partitionColumns: [],
+      configuration: {},
+    })
+    const ddl =
+      'up long generated always as identity, down long generated always as identity (start with 0 increment by -1)'
+    const restored = meta(ddl, [['up', 5n]])
+    const kept = withFurtherHighWaterMarks(
+      restored,
+      meta(ddl, [
+        ['up', 9n],
+        ['down', -3n],
+      ]),
+    )
+    assert.deepEqual(
+      identityColumnsOf(parseSchema(kept.schemaString ?? '')).map((c) => [c.name, c.highWaterMark]),
+      [
+        ['up', 9n],
+        ['down', -3n],
+      ],
+    )
+    // A mark the restored metadata has further along stays; nothing to keep returns it as it is.
+    const further = meta(ddl, [['up', 20n]])
+    assert.equal(withFurtherHighWaterMarks(further, meta(ddl, [['up', 9n]])), further)
   })
 
   it('tell a moved mark from any other schema change', () => {
