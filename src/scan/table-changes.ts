@@ -7,7 +7,14 @@ import type { RecordBatch, Table } from 'apache-arrow'
 import type { ColumnSpec, DataFileRef } from '../engine/data-plane.js'
 import { CHANGE_TYPE_COLUMN, type ChangeType } from '../engine/data-writer.js'
 import type { Engine } from '../engine/engine.js'
-import { checkKnownKeys, optionsObject, optOneOf } from '../errors/argument-checks.js'
+import {
+  checkKnownKeys,
+  optBoolean,
+  optionsObject,
+  optNumber,
+  optOneOf,
+  optSignal,
+} from '../errors/argument-checks.js'
 import {
   ChangeDataFileNotFoundError,
   ChangeDataRangeError,
@@ -23,13 +30,13 @@ import { decodeAddPath } from '../protocol/partition-values.js'
 import type { StructField } from '../protocol/schema.js'
 import { parseStats } from '../protocol/stats.js'
 import { changeDataFeedEnabled } from '../protocol/table-properties.js'
+import { historyTimeline } from '../snapshot/commit-timestamps.js'
+import { listLogFrom, readCommit } from '../snapshot/log-reader.js'
+import type { Snapshot } from '../snapshot/snapshot.js'
 import { columnSpecs } from './column-specs.js'
 import { toJSONRow } from './json-row.js'
 import { loadFileDeletionVector } from './load-deletion-vector.js'
 import type { BatchesOptions, Row } from './table-scan.js'
-import { historyTimeline } from '../snapshot/commit-timestamps.js'
-import { listLogFrom, readCommit } from '../snapshot/log-reader.js'
-import type { Snapshot } from '../snapshot/snapshot.js'
 
 /** The column holding each change row's commit version (bigint). */
 export const COMMIT_VERSION_COLUMN = '_commit_version'
@@ -473,6 +480,9 @@ function checkChangesOptions(value: unknown): void {
   }
   version('startingVersion')
   version('endingVersion')
+  optNumber(o, 'batchSize', 'options', { min: 1, integer: true })
+  optBoolean(o, 'jsonSafe', 'options')
+  optSignal(o, 'options')
   if (o.startingVersion === undefined && o.startingTimestamp === undefined) {
     throw new InvalidArgumentError('changes needs a start: startingVersion or startingTimestamp', {
       argument: 'startingVersion',

@@ -156,6 +156,20 @@ describe('change data feed: writing and reading each DML', () => {
     }
   })
 
+  it('RESTORE writes no change data file; a file re-added under another deletion vector gives only the rows that vector change shows again or hides', async () => {
+    const { dir, table } = await cdfTable({ name: '', dv: true, partitioned: false })
+    try {
+      await table.append([row(1, 'a'), row(2, 'b'), row(3, 'c')]) // v1
+      await table.delete('id = 2') // v2
+      await table.restore({ version: 1 }) // v3: remove(P, dv) + add(P)
+      await table.restore({ version: 2 }) // v4: remove(P) + add(P, dv)
+      assert.deepEqual(cdcLines(await logLines(dir, 3)), [])
+      assert.deepEqual(await feed(table, 3), ['3 insert 2 b 0', '4 delete 2 b 0'])
+    } finally {
+      await table.close()
+    }
+  })
+
   it('an overwrite with replaceWhere records the rows it replaced and the new ones; a whole overwrite reads as removes and adds', async () => {
     const { table } = await cdfTable({ name: '', dv: true, partitioned: false })
     try {
