@@ -17,6 +17,7 @@ import {
   DEFAULT_BACKFILL_FILES_PER_COMMIT,
   filesToBackfill,
 } from '../ops/row-tracking-backfill.js'
+import { buildChangeColumnType } from '../ops/type-widening-alter.js'
 import { ROW_TRACKING_FEATURE, RowTrackingProperty, rowTrackingState } from '../protocol/row-tracking.js'
 import { booleanProperty } from '../protocol/table-properties.js'
 import type { Snapshot } from '../snapshot/snapshot.js'
@@ -245,6 +246,27 @@ export class TableAlter {
     const { signal } = checkOptions(options, ['signal'], 'setColumnComment')
     return this.#runner.commit(signal, (txn) =>
       txn.stage(async (ctx) => buildSetColumnComment(ctx, column, comment)),
+    )
+  }
+
+  /**
+   * Widens a column's type (`CHANGE COLUMN`, as `ALTER COLUMN ... TYPE`) on a table with
+   * `delta.enableTypeWidening=true`, to a type the protocol allows (see `type-widening-alter.ts`);
+   * the change is recorded in the column's `delta.typeChanges` and no data file is rewritten.
+   *
+   * @param column - the column, dotted for a nested struct field
+   * @param type - the new type, e.g. `'long'` or `'decimal(12,2)'`
+   * @param options - `signal`
+   * @returns the commit (`committed: false` when the column has the type already)
+   * @throws {InvalidArgumentError} for an unknown column, a change the protocol does not allow, or
+   *   a table without type widening enabled
+   */
+  async changeColumnType(column: string, type: string, options: AlterOptions = {}): Promise<CommitResult> {
+    checkText(column, 'column')
+    checkText(type, 'type')
+    const { signal } = checkOptions(options, ['signal'], 'changeColumnType')
+    return this.#runner.commit(signal, (txn) =>
+      txn.stage(async (ctx) => buildChangeColumnType(ctx, column, type)),
     )
   }
 

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, describe, it } from 'node:test'
 import { Float64, Int64, makeVector, Table, vectorFromArray } from 'apache-arrow'
-import { InvalidArgumentError } from '../../src/errors/index.js'
+import { InvalidArgumentError, UnsupportedError } from '../../src/errors/index.js'
 import { DeltaTable } from '../../src/table/delta-table.js'
 import { runCliInProcess } from '../helpers/cli-in-process.js'
 import { commitCount, type LogLine, logLines } from './ops-support.js'
@@ -473,6 +473,128 @@ describe('MERGE with schemaEvolution', () => {
       ])
     } finally {
       await t2.close()
+    }
+  })
+})
+
+describe('ALTER COLUMN TYPE (changeColumnType)', () => {
+  it('widens columns and nested fields in a metadata commit; files written before read back with the wider types', async () => {
+    const dir = await tableDir()
+    const t = await DeltaTable.create(dir, {
+      schema: 'id long not null, i int, f float, dec decimal(10,2), d date, s struct<x: int>',
+      properties: { 'delta.enableTypeWidening': 'true' },
+    })
+    try {
+      await t.append([
+        { id: 1n, i: -5, f: 1.5, dec: '12.34', d: '2026-01-02', s: { x: 7 } },
+        { id: 2n, i: 9, f: 0.25, dec: '-1.00', d: '2026-03-04', s: { x: -7 } },
+      ])
+      const changes: [string, string][] = [
+        ['i', 'long'],
+        ['f', 'double'],
+        ['dec', 'decimal(12,4)'],
+        ['d', 'timestamp_ntz'],
+        ['s.x', 'bigint'],
+      ]
+      for (const [column, type] of changes) {
+        const r = await t.alter.changeColumnType(column, type)
+        const lines = await logLines(dir, r.version)
+        assert.equal(lines.find((l) => l.commitInfo)?.commitInfo.operation, 'CHANGE COLUMN')
+        assert.equal(lines.filter((l) => l.add || l.remove).length, 0)
+      }
+      const snap = await t.snapshot()
+      assert.deepEqual(
+        snap.schema.fields.map((f) => [f.name, f.type, f.metadata['delta.typeChanges']]),
+        [
+          ['id', 'long', undefined],
+          ['i', 'long', [{ fromType: 'integer', toType: 'long' }]],
+          ['f', 'double', [{ fromType: 'float', toType: 'double' }]],
+          ['dec', 'decimal(12,4)', [{ fromType: 'decimal(10,2)', toType: 'decimal(12,4)' }]],
+          ['d', 'timestamp_ntz', [{ fromType: 'date', toType: 'timestamp_ntz' }]],
+          [
+            's',
+            {
+              type: 'struct',
+              fields: [
+                {
+                  name: 'x',
+                  type: 'long',
+                  nullable: true,
+                  metadata: { 'delta.typeChanges': [{ fromType: 'integer', toType: 'long' }] },
+                },
+              ],
+            },
+            undefined,
+          ],
+        ],
+      )
+      assert.ok(snap.protocol.writerFeatures?.includes('timestampNtz'))
+      await t.append([
+        { id: 3n, i: 2n ** 40n, f: 0.1, dec: '12345678.1234', d: '2026-05-06T07:08:09', s: { x: 2n ** 40n } },
+      ])
+      assert.deepEqual(byId(await t.scan({ jsonSafe: true }).toArray()), [
+        { id: 1, i: -5, f: 1.5, dec: '12.3400', d: '2026-01-02T00:00:00.000000', s: { x: 7 } },
+        { id: 2, i: 9, f: 0.25, dec: '-1.0000', d: '2026-03-04T00:00:00.000000', s: { x: -7 } },
+        {
+          id: 3,
+          i: 2 ** 40,
+          f: 0.1,
+          dec: '12345678.1234',
+          d: '2026-05-06T07:08:09.000000',
+          s: { x: 2 ** 40 },
+        },
+      ])
+      // The older file's stats prune against the wider types.
+      assert.deepEqual(
+        (await t.scan({ where: "i < 0 AND d < '2026-02-01'" }).toArray()).map((r) => r.id),
+        [1n],
+      )
+      // The same type again: nothing committed.
+      assert.equal((await t.alter.changeColumnType('i', 'long')).committed, false)
+    } finally {
+      await t.close()
+    }
+  })
+
+  it('refuses narrowing, unsupported changes, partition columns and tables without type widening; the CLI change-column-type', async () => {
+    const dir = await tableDir()
+    const t = await DeltaTable.create(dir, {
+      schema: 'id long, i int, name string, p int',
+      partitionBy: ['p'],
+      properties: { 'delta.enableTypeWidening': 'true' },
+    })
+    const plain = await DeltaTable.create(`${dir}-plain`, { schema: 'i int' })
+    try {
+      const before = await commitCount(dir)
+      for (const [column, type, message] of [
+        ['id', 'int', /not a type widening/],
+        ['name', 'long', /not a type widening/],
+        ['i', 'string', /not a type widening/],
+        ['nope', 'long', /Unknown column 'nope'/],
+        ['i', 'array<int>', /primitive/],
+      ] as const) {
+        await assert.rejects(
+          t.alter.changeColumnType(column, type),
+          (e: unknown) => e instanceof InvalidArgumentError && message.test(e.message),
+          `${column} ${type}`,
+        )
+      }
+      await assert.rejects(t.alter.changeColumnType('p', 'long'), UnsupportedError)
+      await assert.rejects(
+        plain.alter.changeColumnType('i', 'long'),
+        (e: unknown) => e instanceof InvalidArgumentError && /enableTypeWidening/.test(e.hint ?? ''),
+      )
+      assert.equal(await commitCount(dir), before)
+      // Integer to double is allowed when asked for explicitly.
+      const ok = await runCliInProcess(['alter', dir, 'change-column-type', 'i', 'double'])
+      assert.equal(ok.code, 0, ok.stderr)
+      assert.deepEqual(
+        (await t.snapshot()).schema.fields.map((f) => f.type),
+        ['long', 'double', 'string', 'integer'],
+      )
+    } finally {
+      await t.close()
+      await plain.close()
     }
   })
 })

@@ -83,6 +83,13 @@ const ACTIONS: Readonly<Record<string, AlterAction>> = Object.freeze({
     run: (t, [column, text], _flags, signal) =>
       t.alter.setColumnComment(column as string, text as string, { signal }),
   },
+  'change-column-type': {
+    args: 'COLUMN TYPE',
+    min: 2,
+    max: 2,
+    run: (t, [column, type], _flags, signal) =>
+      t.alter.changeColumnType(column as string, type as string, { signal }),
+  },
 })
 
 /** `delta-rlc alter`: ALTER TABLE, one metadata commit per call. */
