@@ -53,12 +53,13 @@ const UNTOUCHED: ComputedColumnWrite = Object.freeze({
  * The computed-column work of one write to the snapshot's table.
  *
  * @param snap - the read snapshot
+ * @param schema - the schema the rows are written with, when the write changes it (an overwrite
+ *   that replaces the schema computes only the columns the new one keeps)
  * @returns the write's hooks (pass-throughs for a table without such columns)
  * @throws {UnsupportedError} when a generation expression is outside delta-rlc's expression language
  * @throws {InvalidTableError} when an identity column's metadata is invalid
  */
-export function computedColumnWrite(snap: Snapshot): ComputedColumnWrite {
-  const schema = snap.schema
+export function computedColumnWrite(snap: Snapshot, schema: StructType = snap.schema): ComputedColumnWrite {
   if (!hasComputedColumns(schema)) return UNTOUCHED
   const generated = generatedColumns(schema)
   const identity = new IdentityValues(schema)

@@ -113,7 +113,7 @@ export async function buildOverwrite(
   // A row is outside when the predicate is false or NULL for it.
   const outside = predicate === undefined ? undefined : isBoolean(predicate, true, true)
   const written: WrittenFile[] = []
-  const computed = computedColumnWrite(snap)
+  const computed = computedColumnWrite(snap, target.schema)
   for await (const rows of batches) {
     ctx.signal?.throwIfAborted()
     if (rows.length === 0) continue

@@ -425,7 +425,7 @@ describe('tables with generated and identity columns', () => {
     }
   })
 
-  it('take Arrow input, and an append that adds columns commits one metaData holding the new columns and the mark', async () => {
+  it('take Arrow input; an append that adds columns commits one metaData holding them and the mark; a schema overwrite drops them', async () => {
     const dir = await tableDir()
     const t = await DeltaTable.create(dir, {
       schema: 'id long generated always as identity, n long, m long generated always as (n * 2)',
@@ -451,6 +451,13 @@ describe('tables with generated and identity columns', () => {
         { id: 3n, n: 5n, m: 10n, extra: null },
         { id: 4n, n: 6n, m: 12n, extra: null },
       ])
+      // An overwrite that replaces the schema with the rows' columns keeps no computed column.
+      await t.append([{ n: 7n }], { mode: 'overwrite', schemaMode: 'overwrite' })
+      assert.deepEqual(await t.scan().toArray(), [{ n: 7n }])
+      assert.deepEqual(
+        (await t.snapshot()).schema.fields.map((f) => [f.name, f.metadata]),
+        [['n', {}]],
+      )
     } finally {
       await t.close()
     }
