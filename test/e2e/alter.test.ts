@@ -128,7 +128,7 @@ describe('alter.setProperties and unsetProperties', () => {
       await assert.rejects(t.alter.unsetProperties(['nope']), InvalidArgumentError)
       // A feature delta-rlc cannot write is refused before the commit.
       await assert.rejects(
-        t.alter.setProperties({ 'delta.enableChangeDataFeed': 'true' }),
+        t.alter.setProperties({ 'delta.feature.icebergCompatV1': 'supported' }),
         UnsupportedTableFeatureError,
       )
       assert.equal(await commitCount(dir), before)

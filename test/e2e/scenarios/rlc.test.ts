@@ -292,9 +292,7 @@ describe('RLC: same-file deletion-vector union (Case 2)', () => {
     assert.equal(after.baseRowId, before.baseRowId)
   })
 
-  it('RLC-18 change data feed: reconciled disjoint DELETEs each emit one delete at their own version', {
-    skip: 'change data feed (delta.enableChangeDataFeed) is not supported by delta-rlc writers',
-  }, async () => {
+  it('RLC-18 change data feed: reconciled disjoint DELETEs each emit one delete at their own version', async () => {
     const { dir, table } = await defaultTable(ON, { properties: { 'delta.enableChangeDataFeed': 'true' } })
     const result = await s1([table, del(10)], [table, del(20)])
     const r = committed(result.loser)
@@ -305,6 +303,15 @@ describe('RLC: same-file deletion-vector union (Case 2)', () => {
       const cdc = (await commitActions(dir, version)).filter((a) => 'cdc' in a)
       assert.equal(cdc.length, 1, `version ${version} has one change file`)
     }
+    // And the feed reads them back: the winner's row at its version, the reconciled loser's at its own.
+    const feed = await table.changes({ startingVersion: result.winner.version }).toArray()
+    assert.deepEqual(
+      feed.map((c) => [c._commit_version, c._change_type, Number(c.id)]),
+      [
+        [result.winner.version, 'delete', 20],
+        [r.version, 'delete', 10],
+      ],
+    )
   })
 
   it('RLC-19 Serializable: a MERGE matched-delete (read-then-modify) reconciles vs a concurrent DELETE', async () => {
