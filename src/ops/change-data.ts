@@ -12,6 +12,7 @@ import type { DataFileRef } from '../engine/data-plane.js'
 import type { ChangeDataPart, ChangeType, WrittenFile } from '../engine/data-writer.js'
 import { UnsupportedError } from '../errors/index.js'
 import { type Action, createAddCdcFile } from '../protocol/actions.js'
+import type { StructType } from '../protocol/schema.js'
 import { isFeatureActive } from '../protocol/table-features.js'
 import type { Snapshot } from '../snapshot/snapshot.js'
 import type { OperationContext } from '../txn/staged-operation.js'
@@ -40,6 +41,8 @@ export interface ChangedRows {
   readonly postimages?: readonly WrittenFile[] | undefined
   /** New files holding only inserted rows. */
   readonly inserted?: readonly WrittenFile[] | undefined
+  /** The schema the commit gives the table, when it evolves it (default: the snapshot's). */
+  readonly schema?: StructType | undefined
 }
 
 /** What {@link changeDataActions} wrote. */
@@ -84,7 +87,10 @@ export async function changeDataActions(ctx: OperationContext, rows: ChangedRows
     whole('update_postimage', rows.postimages),
     whole('insert', rows.inserted),
   ].filter((p): p is ChangeDataPart => p !== undefined)
-  const written = await write({ parts, target: writeTargetOf(snap), signal: ctx.signal })
+  // Written against the schema the commit leaves, so columns it adds keep their values.
+  const target =
+    rows.schema === undefined ? writeTargetOf(snap) : { ...writeTargetOf(snap), schema: rows.schema }
+  const written = await write({ parts, target, signal: ctx.signal })
   ctx.wrote(written.map((f) => f.key))
   const actions: Action[] = written.map((f) => ({
     cdc: createAddCdcFile({

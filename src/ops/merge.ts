@@ -151,10 +151,10 @@ export async function buildMerge(
   const written = [...images, ...inserts]
   const { removal, actions: fileActions } = await replaceRows(ctx, touched, written)
   const changes = split
-    ? await changeDataActions(
-        ctx,
-        mergeChanges(touched, result.updatedPositions ?? [], result.files, images, inserts),
-      )
+    ? await changeDataActions(ctx, {
+        ...mergeChanges(touched, result.updatedPositions ?? [], result.files, images, inserts),
+        schema: evolution?.schema,
+      })
     : { actions: [], files: 0 }
   // The schema change goes first: no reader sees the new files without their columns.
   const actions = [...(evolution?.actions ?? []), ...fileActions, ...changes.actions]

@@ -598,3 +598,53 @@ describe('ALTER COLUMN TYPE (changeColumnType)', () => {
     }
   })
 })
+
+describe('schema evolution with change data feed', () => {
+  async function cdfTable(): Promise<{ dir: string; t: DeltaTable }> {
+    const dir = await tableDir()
+    const t = await DeltaTable.create(dir, {
+      schema: 'id long not null, v string',
+      properties: { 'delta.enableChangeDataFeed': 'true' },
+    })
+    await t.append([
+      { id: 1n, v: 'a' },
+      { id: 2n, v: 'b' },
+    ])
+    return { dir, t }
+  }
+
+  async function changeRows(t: DeltaTable, from: bigint): Promise<unknown[][]> {
+    const rows: Record<string, unknown>[] = []
+    for await (const batch of t.changes({ startingVersion: from })) {
+      for (const r of batch) rows.push(r)
+    }
+    return rows
+      .map((r) => [r._change_type, r.id, r.v, r.note, r.n])
+      .sort((a, b) => String(a).localeCompare(String(b)))
+  }
+
+  it('the change rows of a MERGE that adds columns carry their values', async () => {
+    const { t } = await cdfTable()
+    try {
+      const merged = await t.merge(
+        [
+          { id: 2n, v: 'B', note: 'x' },
+          { id: 3n, v: 'c', note: 'y' },
+        ],
+        {
+          on: 'target.id = source.id',
+          whenMatched: [{ update: '*' }],
+          whenNotMatched: [{ insert: '*' }],
+          schemaEvolution: true,
+        },
+      )
+      assert.deepEqual(await changeRows(t, merged.version), [
+        ['insert', 3n, 'c', 'y', undefined],
+        ['update_postimage', 2n, 'B', 'x', undefined],
+        ['update_preimage', 2n, 'b', null, undefined],
+      ])
+    } finally {
+      await t.close()
+    }
+  })
+})
