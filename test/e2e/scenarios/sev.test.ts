@@ -1,8 +1,9 @@
 /**
- * Suite SEV: schema evolution on write (an append or overwrite with `schemaMode`, MERGE with
- * `schemaEvolution`, type widening) against concurrent writers, through the real engine, in the
- * style of the OTS matrix: each record runs schedule S1 (the loser stages, the winner commits, the
- * loser commits) once with every flag off and once with every flag on, and states the outcome and
+ * Suite SEV: schema evolution (an append or overwrite with `schemaMode`, MERGE with
+ * `schemaEvolution`, type widening on write, ALTER COLUMN TYPE) against concurrent writers, through
+ * the real engine, in the style of the OTS matrix: each record runs schedule S1 (the loser stages,
+ * the winner commits, the loser commits) once with every flag off and once with every flag on, and
+ * states the outcome and
  * the final ids.
  *
  * Delta's rules: each of these writes commits a `metaData` action, so a concurrent writer that
@@ -20,6 +21,7 @@
  */
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
+import { buildChangeColumnType } from '../../../src/ops/type-widening-alter.js'
 import type { DeltaTable } from '../../../src/table/delta-table.js'
 import {
   aborted,
@@ -55,6 +57,10 @@ const appendWider =
       ids.map((i) => ({ id: BigInt(i), n: BIG })),
       { schemaMode: 'merge' },
     )
+const changeType =
+  (column: string, type: string): Op =>
+  (t) =>
+    t.stage(async (ctx) => buildChangeColumnType(ctx, column, type))
 const del =
   (where: string): Op =>
   (t) =>
@@ -180,6 +186,24 @@ const PAIRS: readonly PairRecord[] = [
     winner: append([500]),
     off: { outcome: 'commit', ids: idsOf(ALL, [], [500, 600]) },
     on: { outcome: 'commit', ids: idsOf(ALL, [], [500, 600]) },
+  },
+  {
+    id: 'SEV-10',
+    name: 'an append loses to ALTER COLUMN TYPE',
+    widening: true,
+    loser: append([500]),
+    winner: changeType('n', 'long'),
+    off: { outcome: 'abort', code: METADATA, ids: ALL },
+    on: { outcome: 'abort', code: METADATA, ids: ALL },
+  },
+  {
+    id: 'SEV-11',
+    name: 'ALTER COLUMN TYPE loses to an append: it read nothing, so it commits',
+    widening: true,
+    loser: changeType('n', 'long'),
+    winner: append([500]),
+    off: { outcome: 'commit', ids: idsOf(ALL, [], [500]) },
+    on: { outcome: 'commit', ids: idsOf(ALL, [], [500]) },
   },
 ]
 
