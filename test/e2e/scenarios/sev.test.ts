@@ -3,8 +3,7 @@
  * `schemaEvolution`, type widening on write, ALTER COLUMN TYPE) against concurrent writers, through
  * the real engine, in the style of the OTS matrix: each record runs schedule S1 (the loser stages,
  * the winner commits, the loser commits) once with every flag off and once with every flag on, and
- * states the outcome and
- * the final ids.
+ * states the outcome and the final ids.
  *
  * Delta's rules: each of these writes commits a `metaData` action, so a concurrent writer that
  * loses to one aborts (`DELTA_METADATA_CHANGED`), and a metadata change is never reconciled. What
