@@ -36,6 +36,7 @@ import { pruneFiles, snapshotColumns } from '../scan/prune-files.js'
 import type { Snapshot } from '../snapshot/snapshot.js'
 import { checkRowCopyingSupported, rowTrackingToPreserve } from '../txn/row-copying.js'
 import type { OperationContext, PreparedOperation } from '../txn/staged-operation.js'
+import { changeDataActions } from './change-data.js'
 import { computedColumnWrite } from './computed-columns.js'
 import { checkNotAppendOnly, matchRows, type RowRemoval, removeRows } from './dml-support.js'
 import { evolvedTarget, type SchemaEvolution, withSchemaEvolution } from './schema-merge.js'
@@ -132,6 +133,12 @@ export async function buildOverwrite(
     ctx.recordRead(all, undefined)
     removal = await removeRows(ctx, [], all)
   }
+  // Change data feed: a replaceWhere that took rows out of files records them, and then the new rows.
+  const changes = await changeDataActions(ctx, {
+    deleted: removal.touched,
+    inserted: written,
+    schema: evolution?.schema,
+  })
   const now = ctx.now()
   const adds = written.map((f) => ({ add: addFileOf(f, now, true) }))
   const op = withSchemaEvolution(
@@ -143,7 +150,7 @@ export async function buildOverwrite(
         ...(predicateText === undefined ? {} : { predicate: predicateText }),
         ...(dynamic ? { isDynamicPartitionOverwrite: 'true' } : {}),
       },
-      actions: [...removal.actions, ...adds],
+      actions: [...removal.actions, ...adds, ...changes.actions],
       metrics: {
         numFiles: written.length,
         numOutputRows: written.reduce((n, f) => n + f.numRecords, 0),
