@@ -15,6 +15,7 @@
 import { InvalidArgumentError, RestoreFilesMissingError } from '../errors/index.js'
 import type { Action, AddFile, Protocol, Version } from '../protocol/actions.js'
 import { createAddFile, createProtocol } from '../protocol/actions.js'
+import { withFurtherHighWaterMarks } from '../protocol/computed-columns.js'
 import { tombstoneOf } from '../protocol/file-action-rewrites.js'
 import { readerFeaturesOf, writerFeaturesOf } from '../protocol/table-features.js'
 import { loadSnapshot } from '../snapshot/load-snapshot.js'
@@ -81,7 +82,8 @@ export async function buildRestore(
   const actions: Action[] = []
   const protocol = mergedProtocol(target.protocol, latest.protocol)
   if (protocol !== undefined) actions.push({ protocol })
-  actions.push({ metaData: target.metadata })
+  // Identity values generated since `target` may live on in history: their marks never go back.
+  actions.push({ metaData: withFurtherHighWaterMarks(target.metadata, latest.metadata) })
   for (const f of toRemove) actions.push({ remove: tombstoneOf(f, deletedAt, true) })
   for (const f of toAdd) actions.push({ add: createAddFile({ ...f, dataChange: true }) })
   let tableSize = 0n

@@ -387,6 +387,25 @@ describe('identity columns', () => {
       await edge.close()
     }
   })
+  it('keep their high-water mark across a RESTORE to a version before it moved: no value is generated twice', async () => {
+    const dir = await tableDir()
+    const t = await DeltaTable.create(dir, { schema: 'id long generated always as identity, v string' })
+    try {
+      await t.append([{ v: 'a' }, { v: 'b' }])
+      await t.append([{ v: 'c' }])
+      assert.equal(await highWaterMark(dir, 2), 3)
+      const restored = await t.restore({ version: 1 })
+      assert.equal(await highWaterMark(dir, restored.version), 3, 'RESTORE keeps the further mark')
+      await t.append([{ v: 'd' }])
+      assert.deepEqual(sorted(await t.scan().toArray()), [
+        { id: 1n, v: 'a' },
+        { id: 2n, v: 'b' },
+        { id: 4n, v: 'd' },
+      ])
+    } finally {
+      await t.close()
+    }
+  })
 })
 
 describe('tables with generated and identity columns', () => {
