@@ -48,6 +48,12 @@ export type {
 } from './protocol/actions.js'
 export { type ClusteringSource, clusteringOf, type TableClustering } from './protocol/clustering.js'
 export {
+  type GeneratedColumnText,
+  generatedColumnsOf,
+  type IdentityColumn,
+  identityColumnsOf,
+} from './protocol/computed-columns.js'
+export {
   type ColumnMappingMode,
   type DataType,
   parseDdlSchema,
@@ -55,6 +61,7 @@ export {
   type StructType,
 } from './protocol/schema.js'
 export { toJSONRow } from './scan/json-row.js'
+export { type ChangesOptions, TableChanges } from './scan/table-changes.js'
 export { type BatchesOptions, type Row, type ScanOptions, TableScan } from './scan/table-scan.js'
 export type { LoadSnapshotOptions } from './snapshot/load-snapshot.js'
 export type { LogCleanupFailure, LogCleanupResult } from './snapshot/log-cleanup.js'
@@ -88,7 +95,6 @@ export {
   type StopOptions,
 } from './table/delta-table.js'
 export type { AlterOptions, SetPropertiesOptions, TableAlter } from './table/table-alter.js'
-export { type ChangesOptions, TableChanges } from './scan/table-changes.js'
 export { Transaction } from './table/transaction.js'
 export type { CommitRetryPolicy } from './txn/commit-options.js'
 export type { CommitResult } from './txn/commit-result.js'

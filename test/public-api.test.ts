@@ -66,6 +66,8 @@ describe('public API', () => {
       'clusteringOf',
       'createLocalStore',
       'createMemoryStore',
+      'generatedColumnsOf',
+      'identityColumnsOf',
       'isDeltaError',
       'openStore',
       'parseConflictFlags',

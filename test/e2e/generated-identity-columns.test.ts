@@ -546,7 +546,7 @@ describe('tables with generated and identity columns', () => {
     )
   })
 
-  it('are created by the CLI from DDL, and the CLI appends compute their values', async () => {
+  it('are created by the CLI from DDL, the CLI appends compute their values, and describe shows them as DDL', async () => {
     const dir = await tableDir()
     const created = await runCliInProcess([
       'create',
@@ -571,5 +571,12 @@ describe('tables with generated and identity columns', () => {
     } finally {
       await t.close()
     }
+    const described = await runCliInProcess(['describe', dir])
+    assert.equal(described.code, 0, described.stderr)
+    assert.match(
+      described.stdout,
+      /^\s+id\s+long\s+generated always as identity \(start with 1 increment by 1, high-water mark 2\)$/m,
+    )
+    assert.match(described.stdout, /^\s+day\s+date\s+generated always as \(CAST\(ts AS DATE\)\)$/m)
   })
 })

@@ -1,4 +1,12 @@
-import { type AddFile, clusteringOf, type Snapshot, type StructField, type StructType } from '../../index.js'
+import {
+  type AddFile,
+  clusteringOf,
+  generatedColumnsOf,
+  identityColumnsOf,
+  type Snapshot,
+  type StructField,
+  type StructType,
+} from '../../index.js'
 import { type Command, TIME_TRAVEL_OPTIONS, timeTravelOptions } from '../command.js'
 import { renderTable } from '../render.js'
 import { formatBytes, formatCount, type Painter, pad } from '../terminal.js'
@@ -196,10 +204,16 @@ function fileJson(f: AddFile) {
  * @returns the lines
  */
 export function schemaLines(schema: StructType, painter: Painter): string[] {
-  const entries: Array<{ name: string; type: string; notNull: boolean }> = []
+  const entries: Array<{ name: string; type: string; notNull: boolean; notes: string }> = []
+  const topNotes = fieldNotesOf(schema)
   const walk = (fields: readonly StructField[], depth: number) => {
     for (const f of fields) {
-      entries.push({ name: `${'  '.repeat(depth)}${f.name}`, type: typeText(f.type), notNull: !f.nullable })
+      entries.push({
+        name: `${'  '.repeat(depth)}${f.name}`,
+        type: typeText(f.type),
+        notNull: !f.nullable,
+        notes: depth === 0 ? (topNotes.get(f.name) ?? '') : '',
+      })
       const inner = structOf(f.type)
       if (inner) walk(inner.fields, depth + 1)
     }
@@ -212,8 +226,29 @@ export function schemaLines(schema: StructType, painter: Painter): string[] {
     typeW = Math.max(typeW, e.type.length)
   }
   return entries.map((e) =>
-    `${pad(e.name, nameW)}  ${pad(painter.paint('cyan', e.type), typeW)}${e.notNull ? `  ${painter.paint('yellow', 'not null')}` : ''}`.trimEnd(),
+    `${pad(e.name, nameW)}  ${pad(painter.paint('cyan', e.type), typeW)}${e.notNull ? `  ${painter.paint('yellow', 'not null')}` : ''}${e.notes === '' ? '' : `  ${painter.paint('dim', e.notes)}`}`.trimEnd(),
   )
+}
+
+/** How each top-level field is computed (generated or identity column), and its comment, as DDL. */
+function fieldNotesOf(schema: StructType): Map<string, string> {
+  const notes = new Map<string, string[]>()
+  const note = (name: string, text: string) => notes.set(name, [...(notes.get(name) ?? []), text])
+  for (const g of generatedColumnsOf(schema)) note(g.name, `generated always as (${g.expression})`)
+  try {
+    for (const id of identityColumnsOf(schema)) {
+      const mark = id.highWaterMark === undefined ? '' : `, high-water mark ${id.highWaterMark}`
+      const kind = id.allowExplicitInsert ? 'by default' : 'always'
+      note(id.name, `generated ${kind} as identity (start with ${id.start} increment by ${id.step}${mark})`)
+    }
+  } catch {
+    // Malformed identity metadata: writes refuse it with the reason; describe still shows the rest.
+  }
+  for (const f of schema.fields) {
+    const comment = f.metadata.comment
+    if (typeof comment === 'string') note(f.name, `comment ${JSON.stringify(comment)}`)
+  }
+  return new Map([...notes].map(([k, v]) => [k, v.join(', ')]))
 }
 
 function structOf(t: DataType): StructType | undefined {
