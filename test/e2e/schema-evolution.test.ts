@@ -647,4 +647,21 @@ describe('schema evolution with change data feed', () => {
       await t.close()
     }
   })
+
+  it('the change rows of a replaceWhere overwrite that adds columns carry their values', async () => {
+    const { t } = await cdfTable()
+    try {
+      const replaced = await t.append([{ id: 1n, v: 'A', note: 'z', n: 7n }], {
+        mode: 'overwrite',
+        replaceWhere: 'id = 1',
+        schemaMode: 'merge',
+      })
+      assert.deepEqual(await changeRows(t, replaced.version), [
+        ['delete', 1n, 'a', null, null],
+        ['insert', 1n, 'A', 'z', 7n],
+      ])
+    } finally {
+      await t.close()
+    }
+  })
 })
