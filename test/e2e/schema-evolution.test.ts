@@ -28,7 +28,7 @@ const schemaOf = (lines: LogLine[]): LogLine[] => JSON.parse(metaDataOf(lines).s
 const byId = (rows: Record<string, unknown>[]) => rows.sort((a, b) => Number(a.id) - Number(b.id))
 
 describe('overwrite with schemaMode', () => {
-  it("'merge' adds the rows' new columns in the overwrite's commit, also with replaceWhere", async () => {
+  it("'merge' adds the rows' new columns in the overwrite's commit, also with replaceWhere and dynamic partition overwrite", async () => {
     const dir = await tableDir()
     const t = await DeltaTable.create(dir, { schema: 'id long not null, day string', partitionBy: ['day'] })
     try {
@@ -56,9 +56,19 @@ describe('overwrite with schemaMode', () => {
         { id: 2n, day: 'b', note: null },
         { id: 3n, day: 'a', note: 'x' },
       ])
+      // Dynamic partition overwrite: only partition b is replaced.
+      await t.append([{ id: 5n, day: 'b', flag: true }], {
+        mode: 'overwrite',
+        partitionOverwriteMode: 'dynamic',
+        schemaMode: 'merge',
+      })
+      assert.deepEqual(byId(await t.scan().toArray()), [
+        { id: 3n, day: 'a', note: 'x', flag: null },
+        { id: 5n, day: 'b', note: null, flag: true },
+      ])
       // The whole table, with another new column.
       await t.append([{ id: 4n, day: 'c', score: 1.5 }], { mode: 'overwrite', schemaMode: 'merge' })
-      assert.deepEqual(await t.scan().toArray(), [{ id: 4n, day: 'c', note: null, score: 1.5 }])
+      assert.deepEqual(await t.scan().toArray(), [{ id: 4n, day: 'c', note: null, flag: null, score: 1.5 }])
     } finally {
       await t.close()
     }
