@@ -3,7 +3,17 @@
  * union is read off the classes, so a new error class adds its code here by being listed once.
  */
 import type { InternalError, InvalidArgumentError, UnsupportedError } from './caller-errors.js'
+import type {
+  ChangeDataFileNotFoundError,
+  ChangeDataRangeError,
+  MissingChangeDataError,
+} from './change-data-errors.js'
 import type { ClusteringWithZOrderByError } from './clustering-errors.js'
+import type {
+  ColumnChangeRefusedError,
+  ColumnMappingModeChangeError,
+  ColumnMappingRequiredError,
+} from './column-mapping-errors.js'
 import type { CommitStateUnknownError, MaxCommitRetriesError } from './commit-errors.js'
 import type { GeneratedColumnMismatchError, IdentityColumnError } from './computed-column-errors.js'
 import type {
@@ -67,6 +77,12 @@ export type AnyDeltaError =
   | ConstraintAlreadyExistsError
   | ConstraintNotFoundError
   | UnknownTablePropertyError
+  | MissingChangeDataError
+  | ChangeDataRangeError
+  | ChangeDataFileNotFoundError
+  | ColumnMappingRequiredError
+  | ColumnChangeRefusedError
+  | ColumnMappingModeChangeError
   | GeneratedColumnMismatchError
   | IdentityColumnError
 

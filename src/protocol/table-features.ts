@@ -113,7 +113,8 @@ export const READABLE_READER_FEATURES: ReadonlySet<string> = new Set([
  * CHECK constraints before its commit (`ops/constraints.ts`). `generatedColumns` and
  * `identityColumns` are honored by every write of rows: generated values are computed and checked
  * (`ops/generated-columns.ts`), identity values assigned above the high-water mark, which the
- * commit moves (`ops/identity-columns.ts`).
+ * commit moves (`ops/identity-columns.ts`). `changeDataFeed` is honored by every DML, which writes
+ * the rows it changes to change data files (`ops/change-data.ts`).
  */
 export const WRITABLE_WRITER_FEATURES: ReadonlySet<string> = new Set([
   'appendOnly',
@@ -126,6 +127,8 @@ export const WRITABLE_WRITER_FEATURES: ReadonlySet<string> = new Set([
   'typeWidening',
   'typeWidening-preview',
   'domainMetadata',
+  'columnMapping',
+  'changeDataFeed',
   'generatedColumns',
   'identityColumns',
 ])
@@ -135,8 +138,6 @@ export const WRITABLE_WRITER_FEATURES: ReadonlySet<string> = new Set([
  * the feature's metadata requirement is not met, and refuses otherwise.
  */
 export const WRITABLE_WHEN_INACTIVE_FEATURES: ReadonlySet<string> = new Set([
-  'changeDataFeed',
-  'columnMapping',
   'inCommitTimestamp',
   'allowColumnDefaults',
   'rowTracking',

@@ -155,6 +155,22 @@ describe('checkWriteSupported', () => {
     checkWriteSupported(proto(1, 3), meta({ 'delta.constraints.positive': 'a > 0' }))
   })
 
+  it('accepts active column mapping, which every writer honors with physical names and field ids', () => {
+    checkWriteSupported(proto(2, 5), meta({ 'delta.columnMapping.mode': 'name' }))
+    checkWriteSupported(
+      proto(3, 7, ['columnMapping'], ['columnMapping']),
+      meta({ 'delta.columnMapping.mode': 'id' }),
+    )
+  })
+
+  it('accepts change data feed on, which every DML honors by writing change data files', () => {
+    checkWriteSupported(proto(1, 4), meta({ 'delta.enableChangeDataFeed': 'true' }))
+    checkWriteSupported(
+      proto(1, 7, undefined, ['changeDataFeed']),
+      meta({ 'delta.enableChangeDataFeed': 'true' }),
+    )
+  })
+
   it('refuses writer version 8', () => {
     assert.throws(
       () => checkWriteSupported(proto(1, 8), meta()),
@@ -171,8 +187,6 @@ describe('checkWriteSupported', () => {
 
   const blocked: [string, Protocol, Metadata, string[]][] = [
     ['an unknown writer feature', proto(1, 7, undefined, ['appendOnly', 'blahabl']), meta(), ['blahabl']],
-    ['change data feed on', proto(1, 4), meta({ 'delta.enableChangeDataFeed': 'true' }), ['changeDataFeed']],
-    ['column mapping on', proto(2, 5), meta({ 'delta.columnMapping.mode': 'name' }), ['columnMapping']],
     [
       'in-commit timestamps on',
       proto(1, 7, undefined, ['inCommitTimestamp']),
