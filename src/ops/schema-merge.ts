@@ -12,6 +12,7 @@
  */
 import { InvalidArgumentError, UnsupportedError } from '../errors/index.js'
 import { type Action, createMetadata } from '../protocol/actions.js'
+import { withMaxColumnId } from '../protocol/column-mapping.js'
 import { ROW_TRACKING_FEATURE } from '../protocol/row-tracking.js'
 import {
   isPrimitiveType,
@@ -224,6 +225,7 @@ export function schemaChange(
     ...snap.metadata,
     schemaString: serializeSchema(schema),
     partitionColumns,
+    configuration: withMaxColumnId(snap.properties, schema),
   })
   const protocol = protocolWithRequiredFeatures(snap.protocol, snap.properties, schema)
   checkWriteSupported(protocol, metadata, WRITE_SUPPORT)

@@ -566,6 +566,42 @@ describe('column mapping: create and ALTER', () => {
     }
   })
 
+  it('MERGE schema evolution and an append that widens and adds give new columns ids and raise maxColumnId', async () => {
+    const dir = await tempDir()
+    const t = await DeltaTable.create(dir, {
+      schema: 'id long, v int',
+      properties: { 'delta.columnMapping.mode': 'name', 'delta.enableTypeWidening': 'true' },
+    })
+    try {
+      await t.append([{ id: 1n, v: 1 }])
+      await t.merge([{ id: 2n, v: 2, extra: 'e' }], {
+        on: 'target.id = source.id',
+        whenNotMatched: [{ insert: '*' }],
+        schemaEvolution: true,
+      })
+      await t.append([{ id: 3n, v: 3_000_000_000n, more: 'x' }], { schemaMode: 'merge' })
+      const snap = await t.snapshot()
+      assert.deepEqual(
+        snap.schema.fields.map((f) => [f.name, f.type, f.metadata[ID]]),
+        [
+          ['id', 'long', 1],
+          ['v', 'long', 2],
+          ['extra', 'string', 3],
+          ['more', 'string', 4],
+        ],
+      )
+      assert.equal(snap.properties[MAX_ID], '4')
+      assertSameRows(await t.scan().toArray(), [
+        { id: 1n, v: 1n, extra: null, more: null },
+        { id: 2n, v: 2n, extra: 'e', more: null },
+        { id: 3n, v: 3_000_000_000n, extra: null, more: 'x' },
+      ])
+      await assertMappedOnDisk(dir, t, { freshNames: true })
+    } finally {
+      await t.close()
+    }
+  })
+
   it('refuses to drop a clustering column; the clustering domain names columns physically', async () => {
     const dir = await tempDir()
     const t = await DeltaTable.create(dir, {
