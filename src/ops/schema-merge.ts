@@ -10,9 +10,10 @@
  * values disagree, hold only nulls, or are nested is refused, with a hint to add it first with
  * `alter.addColumns`. Input files carry their types (DuckDB reads them).
  */
-import { InvalidArgumentError, UnsupportedError } from '../errors/index.js'
+import { randomUUID } from 'node:crypto'
+import { InvalidArgumentError } from '../errors/index.js'
 import { type Action, createMetadata } from '../protocol/actions.js'
-import { withMaxColumnId } from '../protocol/column-mapping.js'
+import { assignColumnMapping, maxColumnIdOf, withMaxColumnId } from '../protocol/column-mapping.js'
 import { ROW_TRACKING_FEATURE } from '../protocol/row-tracking.js'
 import {
   isPrimitiveType,
@@ -69,7 +70,6 @@ export interface SchemaEvolution {
  * @param rows - the rows to append
  * @returns the schema and its actions (the snapshot's schema and none when nothing is new)
  * @throws {InvalidArgumentError} for a new column whose type cannot be read off its values
- * @throws {UnsupportedError} on a table with column mapping
  */
 export function evolveSchemaForRows(
   snap: Snapshot,
@@ -84,7 +84,6 @@ export function evolveSchemaForRows(
  * @param snap - the read snapshot
  * @param added - the new columns (nullable)
  * @throws {InvalidArgumentError} for a column that exists
- * @throws {UnsupportedError} on a table with column mapping
  */
 export function evolveSchema(
   snap: Snapshot,
@@ -132,7 +131,6 @@ export function evolveSchemaForInput(
   const find = (name: string): StructField | undefined =>
     snap.schema.fields.find((f) => f.name.toLowerCase() === name.toLowerCase())
   if (mode === 'overwrite') {
-    checkNoColumnMapping(snap)
     if (input.length === 0) {
       throw new InvalidArgumentError("schemaMode: 'overwrite' needs input columns", { argument: 'rows' })
     }
@@ -142,7 +140,7 @@ export function evolveSchemaForInput(
       const { [TYPE_CHANGES_KEY]: _changes, ...metadata } = kept.metadata
       return Object.freeze({ ...kept, type: f.type, metadata: Object.freeze(metadata) })
     })
-    const schema: StructType = Object.freeze({ type: 'struct', fields: Object.freeze(fields) })
+    const schema = withColumnMapping(snap, Object.freeze({ type: 'struct', fields: Object.freeze(fields) }))
     return schemaChange(snap, schema, partitionColumnsOf(snap, schema, partitionBy))
   }
   const added: StructField[] = []
@@ -164,13 +162,14 @@ export function evolveSchemaForInput(
   return evolveSchema(snap, added, widened)
 }
 
-function checkNoColumnMapping(snap: Snapshot): void {
-  if (columnMappingModeProperty(snap.properties) !== 'none') {
-    throw new UnsupportedError(
-      "schemaMode: 'overwrite' is not supported on a table with column mapping yet: the new columns would need column mapping ids and physical names",
-      { hint: 'Create a new table with the new schema instead.' },
-    )
-  }
+/**
+ * On a table with column mapping, gives the columns of a replaced schema that have none an id
+ * above the table's highest and a fresh physical name; a kept column keeps both.
+ */
+function withColumnMapping(snap: Snapshot, schema: StructType): StructType {
+  if (columnMappingModeProperty(snap.properties) === 'none') return schema
+  return assignColumnMapping(schema, maxColumnIdOf(snap.properties, snap.schema), () => `col-${randomUUID()}`)
+    .schema
 }
 
 /**
@@ -253,14 +252,12 @@ const WRITE_SUPPORT = {
  * @param partitionBy - the new partition columns
  * @throws {InvalidArgumentError} for no rows, a column of unknown type, or a partition column the
  *   new schema lacks
- * @throws {UnsupportedError} on a table with column mapping
  */
 export function overwriteSchemaForRows(
   snap: Snapshot,
   rows: readonly Readonly<Record<string, unknown>>[],
   partitionBy: readonly string[] | undefined,
 ): SchemaEvolution {
-  checkNoColumnMapping(snap)
   const names: string[] = []
   const seen = new Set<string>()
   for (const row of rows) {
@@ -289,7 +286,7 @@ export function overwriteSchemaForRows(
     const { [TYPE_CHANGES_KEY]: _changes, ...metadata } = kept.metadata
     fields.push(Object.freeze({ ...kept, metadata: Object.freeze(metadata) }))
   }
-  const schema: StructType = Object.freeze({ type: 'struct', fields: Object.freeze(fields) })
+  const schema = withColumnMapping(snap, Object.freeze({ type: 'struct', fields: Object.freeze(fields) }))
   return schemaChange(snap, schema, partitionColumnsOf(snap, schema, partitionBy))
 }
 

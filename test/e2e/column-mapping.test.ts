@@ -602,6 +602,42 @@ describe('column mapping: create and ALTER', () => {
     }
   })
 
+  it('a schema overwrite keeps the ids and physical names of kept columns and maps new ones', async () => {
+    const dir = await tempDir()
+    const t = await DeltaTable.create(dir, {
+      schema: 'id long, v int, gone string',
+      properties: { 'delta.columnMapping.mode': 'name' },
+    })
+    try {
+      await t.append([{ id: 1n, v: 1, gone: 'g' }])
+      const before = new Map((await t.snapshot()).schema.fields.map((f) => [f.name, f.metadata[PHYS]]))
+      await t.append([{ id: 2n, city: 'Oslo' }], {
+        mode: 'overwrite',
+        schemaMode: 'overwrite',
+        partitionBy: ['city'],
+      })
+      const snap = await t.snapshot()
+      assert.deepEqual(
+        snap.schema.fields.map((f) => [f.name, f.metadata[ID]]),
+        [
+          ['id', 1],
+          ['city', 4],
+        ],
+      )
+      assert.equal(
+        snap.schema.fields[0]?.metadata[PHYS],
+        before.get('id'),
+        'a kept column keeps its physical name',
+      )
+      assert.match(String(snap.schema.fields[1]?.metadata[PHYS]), /^col-[0-9a-f-]{36}$/)
+      assert.equal(snap.properties[MAX_ID], '4')
+      assertSameRows(await t.scan().toArray(), [{ id: 2n, city: 'Oslo' }])
+      await assertMappedOnDisk(dir, t, { freshNames: true })
+    } finally {
+      await t.close()
+    }
+  })
+
   it('refuses to drop a clustering column; the clustering domain names columns physically', async () => {
     const dir = await tempDir()
     const t = await DeltaTable.create(dir, {
