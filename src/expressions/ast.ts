@@ -18,7 +18,16 @@ export type ComparisonOperator = '=' | '<>' | '<' | '<=' | '>' | '>=' | '<=>'
 export type ArithmeticOperator = '+' | '-' | '*' | '/' | '%'
 
 /** Scalar functions the parser, the renderer and the evaluator all support. */
-export type FunctionName = 'lower' | 'upper' | 'length' | 'abs' | 'coalesce'
+export type FunctionName =
+  | 'lower'
+  | 'upper'
+  | 'length'
+  | 'abs'
+  | 'coalesce'
+  | 'year'
+  | 'month'
+  | 'day'
+  | 'hour'
 
 /** The functions, with their accepted argument counts. */
 export const FUNCTION_ARITY: Readonly<Record<FunctionName, readonly [number, number]>> = Object.freeze({
@@ -27,6 +36,10 @@ export const FUNCTION_ARITY: Readonly<Record<FunctionName, readonly [number, num
   length: Object.freeze([1, 1] as const),
   abs: Object.freeze([1, 1] as const),
   coalesce: Object.freeze([1, Number.POSITIVE_INFINITY] as const),
+  year: Object.freeze([1, 1] as const),
+  month: Object.freeze([1, 1] as const),
+  day: Object.freeze([1, 1] as const),
+  hour: Object.freeze([1, 1] as const),
 })
 
 /** A reference to a column; `path` has more than one element for a nested struct field. */

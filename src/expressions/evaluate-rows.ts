@@ -22,6 +22,7 @@
  */
 
 import { InvalidPredicateError, UnsupportedError } from '../errors/index.js'
+import { civilFromDays } from '../protocol/civil-dates.js'
 import type { Expression } from './ast.js'
 import type { ColumnResolver } from './columns.js'
 import { parseDataType } from './data-types.js'
@@ -346,6 +347,33 @@ function mapCase(s: string, upper: boolean): string {
   return out
 }
 
+const MICROS_PER_DAY = 86_400_000_000n
+const MICROS_PER_HOUR = 3_600_000_000n
+
+/**
+ * A field of a date or timestamp, as Spark's `year`, `month`, `day` and `hour` give it: a
+ * `timestamp` (an instant) is read in UTC, a `timestamp_ntz` as written; a date has hour 0.
+ */
+function datePart(name: 'year' | 'month' | 'day' | 'hour', v: Value): number {
+  let days: number
+  let hour = 0
+  if (v.t === 'date') days = v.v
+  else if (v.t === 'ts' || v.t === 'ntz') {
+    let d = v.v / MICROS_PER_DAY
+    let rest = v.v % MICROS_PER_DAY
+    // BigInt division truncates toward zero: instants before 1970 need the floor.
+    if (rest < 0n) {
+      d -= 1n
+      rest += MICROS_PER_DAY
+    }
+    days = Number(d)
+    hour = Number(rest / MICROS_PER_HOUR)
+  } else throw new InvalidPredicateError(`${name} needs a date or a timestamp, got ${typeName(v)}`, '')
+  if (name === 'hour') return hour
+  const [y, m, d] = civilFromDays(days)
+  return name === 'year' ? y : name === 'month' ? m : d
+}
+
 function callFunction(name: string, args: readonly Expression[], ctx: Context): Nullable {
   if (name === 'coalesce') {
     for (const a of args) {
@@ -364,6 +392,11 @@ function callFunction(name: string, args: readonly Expression[], ctx: Context): 
     case 'length':
       if (v.t !== 'str') throw new InvalidPredicateError(`length needs a string, got ${typeName(v)}`, '')
       return { t: 'int', v: BigInt([...v.v].length) }
+    case 'year':
+    case 'month':
+    case 'day':
+    case 'hour':
+      return { t: 'int', v: BigInt(datePart(name, v)) }
     default:
       switch (v.t) {
         case 'int':

@@ -165,6 +165,10 @@ export function renderDuckDbSql(expr: Expression, opts: DuckDbRenderOptions): st
     case 'negate':
       return `(-${r(expr.operand)})`
     case 'call':
+      // DuckDB's date parts are BIGINT; Spark's are INT. Timestamps are read in the session's
+      // zone, which the engine's connections set to UTC.
+      if (expr.name === 'year' || expr.name === 'month' || expr.name === 'day' || expr.name === 'hour')
+        return `CAST(${expr.name}(${expr.args.map(r).join(', ')}) AS INTEGER)`
       return `${expr.name}(${expr.args.map(r).join(', ')})`
     case 'cast':
       return `CAST(${r(expr.operand)} AS ${duckDbType(expr.type)})`

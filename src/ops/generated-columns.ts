@@ -15,7 +15,7 @@
  *   ({@link generatedColumnChecks}, run by `constraints.ts`).
  *
  * The expression must be in delta-rlc's expression language (comparisons, arithmetic, CAST,
- * `lower`, `upper`, `length`, `abs`, `coalesce`, ...) and read only columns of the table that are
+ * `lower`, `upper`, `length`, `abs`, `coalesce`, `year`, `month`, `day`, `hour`) and read only columns of the table that are
  * neither generated nor identity columns; a table whose expression is outside it can be read, and
  * writes that add rows to it are refused with a hint.
  */
@@ -75,7 +75,7 @@ export function generatedColumns(
       throw new UnsupportedError(
         `Generated column '${name}' has the expression '${text}', which delta-rlc cannot evaluate (${err.message}); the table can be read but rows cannot be written to it`,
         {
-          hint: 'Write with an engine that evaluates the expression (Spark), or recreate the column with an expression in the predicate language (comparisons, arithmetic, CAST, lower, upper, length, abs, coalesce).',
+          hint: 'Write with an engine that evaluates the expression (Spark), or recreate the column with an expression in the predicate language (comparisons, arithmetic, CAST, lower, upper, length, abs, coalesce, year, month, day, hour).',
           cause: err,
         },
       )

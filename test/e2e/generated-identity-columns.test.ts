@@ -195,6 +195,43 @@ describe('generated columns', () => {
     }
   })
 
+  it('compute a year / month partition from a timestamp (Spark year(), month()) on append and UPDATE', async () => {
+    const dir = await tableDir()
+    const t = await DeltaTable.create(dir, {
+      schema:
+        'id long, ts timestamp, y int generated always as (year(ts)), m int generated always as (month(ts))',
+      partitionBy: ['y'],
+    })
+    try {
+      await t.append([
+        { id: 1n, ts: '2025-12-31T23:30:00Z' },
+        { id: 2n, ts: '2026-01-01T00:30:00Z' },
+      ])
+      // UPDATE recomputes both in the data plane and moves the row to another partition.
+      await t.update({ set: { ts: "TIMESTAMP '2027-06-15 12:00:00'" }, where: 'id = 1' })
+      assert.deepEqual(
+        sorted(await t.scan().toArray()).map((r) => [r.id, r.y, r.m]),
+        [
+          [1n, 2027, 6],
+          [2n, 2026, 1],
+        ],
+      )
+      assert.deepEqual(
+        (await t.snapshot())
+          .activeFiles()
+          .map((f) => f.partitionValues.y)
+          .sort(),
+        ['2026', '2027'],
+      )
+      await assert.rejects(
+        t.append([{ id: 3n, ts: '2026-05-01T00:00:00Z', y: 2025 }]),
+        (e: unknown) => e instanceof GeneratedColumnMismatchError,
+      )
+    } finally {
+      await t.close()
+    }
+  })
+
   it('refuse a given value that differs from the expression, naming the column and the row, committing nothing', async () => {
     const dir = await tableDir()
     const t = await DeltaTable.create(dir, {
@@ -410,24 +447,44 @@ describe('identity columns', () => {
 
 describe('tables with generated and identity columns', () => {
   it('written as Spark writes them (writer version 6, a mark already set) read back; appends continue above the mark', async () => {
-    // Spark's year() is outside delta-rlc's expression language: the table reads, rows are refused.
-    const spark = await DeltaTable.open(await sparkTable('year(ts)', 'integer', ['2026', '2025']))
+    // Spark's date_format() is outside delta-rlc's expression language: the table reads, rows are
+    // refused.
+    const spark = await DeltaTable.open(
+      await sparkTable("date_format(ts, 'yyyy-MM')", 'string', ["'2026-03'", "'2025-07'"]),
+    )
     try {
       assert.deepEqual(sorted(await spark.scan().toArray()), [
-        { id: 1n, ts: '2026-03-01T08:00:00.000000Z', g: 2026 },
-        { id: 2n, ts: '2025-07-01T08:00:00.000000Z', g: 2025 },
+        { id: 1n, ts: '2026-03-01T08:00:00.000000Z', g: '2026-03' },
+        { id: 2n, ts: '2025-07-01T08:00:00.000000Z', g: '2025-07' },
       ])
       const before = await commitCount(spark.location)
       await assert.rejects(
-        spark.append([{ ts: '2026-01-01T00:00:00Z', g: 2026 }]),
-        (e: unknown) => e instanceof UnsupportedError && /year\(ts\)/.test(e.message),
+        spark.append([{ ts: '2026-01-01T00:00:00Z', g: '2026-01' }]),
+        (e: unknown) => e instanceof UnsupportedError && /date_format/.test(e.message),
       )
       assert.equal(await commitCount(spark.location), before)
       // A DELETE that writes no rows does not need the expression.
       await spark.delete('id = 1')
-      assert.deepEqual(await spark.scan().toArray(), [{ id: 2n, ts: '2025-07-01T08:00:00.000000Z', g: 2025 }])
+      assert.deepEqual(await spark.scan().toArray(), [
+        { id: 2n, ts: '2025-07-01T08:00:00.000000Z', g: '2025-07' },
+      ])
     } finally {
       await spark.close()
+    }
+    // year(ts) is: appends compute it.
+    const yearly = await DeltaTable.open(await sparkTable('year(ts)', 'integer', ['2026', '2025']))
+    try {
+      await yearly.append([{ ts: '2024-12-31T23:30:00Z' }])
+      assert.deepEqual(
+        sorted(await yearly.scan().toArray()).map((r) => [r.id, r.g]),
+        [
+          [1n, 2026],
+          [2n, 2025],
+          [3n, 2024],
+        ],
+      )
+    } finally {
+      await yearly.close()
     }
     const dir = await sparkTable('CAST(ts AS DATE)', 'date', ["DATE '2026-03-01'", "DATE '2025-07-01'"])
     const t = await DeltaTable.open(dir)
@@ -511,8 +568,8 @@ describe('tables with generated and identity columns', () => {
       ],
       [
         'an expression delta-rlc cannot evaluate',
-        'ts timestamp, y int generated always as (year(ts))',
-        (e) => e instanceof UnsupportedError && /year\(ts\)/.test(e.message),
+        's string, y string generated always as (substring(s, 1, 2))',
+        (e) => e instanceof UnsupportedError && /substring/.test(e.message),
       ],
       [
         'a high-water mark on a new table',

@@ -132,6 +132,23 @@ describe('evaluateRow comparisons and arithmetic', () => {
     assert.equal(evaluateRow(parsePredicate('l = 7L'), r, { columns }), true)
   })
 
+  it('takes year, month, day and hour of dates and timestamps in UTC, before 1970 too', () => {
+    const columns = columnsFromTypes({ d: 'date', t: 'timestamp', n: 'timestamp_ntz', s: 'string' })
+    const cases: Array<[Record<string, unknown>, string]> = [
+      [{ d: 19723 }, 'year(d) = 2024 AND month(d) = 1 AND day(d) = 1 AND hour(d) = 0'],
+      [{ d: -1 }, 'year(d) = 1969 AND month(d) = 12 AND day(d) = 31'],
+      [{ t: -1n }, 'year(t) = 1969 AND month(t) = 12 AND day(t) = 31 AND hour(t) = 23'],
+      [{ t: 1704103200000001n }, 'year(t) = 2024 AND day(t) = 1 AND hour(t) = 10'],
+      [{ n: 86_399_999_999n }, 'year(n) = 1970 AND hour(n) = 23'],
+    ]
+    for (const [r, text] of cases) assert.equal(evaluateRow(parsePredicate(text), r, { columns }), true, text)
+    assert.equal(evaluateRow(parsePredicate('year(d) = 1'), { d: null }, { columns }), null)
+    assert.throws(
+      () => evaluateRow(parsePredicate('year(s) = 1'), { s: 'x' }, { columns }),
+      InvalidPredicateError,
+    )
+  })
+
   it('reports a value that does not fit its declared type', () => {
     const columns = columnsFromTypes({ d: 'date' })
     assert.throws(() => evaluateRow(parsePredicate("d = DATE '2024-01-01'"), { d: 'soon' }, { columns }), {
