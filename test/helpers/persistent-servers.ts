@@ -53,8 +53,13 @@ export function startAzuriteOn(host: string): Promise<PersistentServer> {
 }
 
 async function startAzuriteProcess(storage: readonly string[], host: string): Promise<PersistentServer> {
+  // Azurite's orderly stop saves its metadata, prints that it closed, and then waits for clients'
+  // idle keep-alive connections to go away, which took ten seconds (till the forced kill) after
+  // any request: the watchdog ends the process once the stop has saved what it must.
   const watchdog = [
     "process.on('disconnect', () => process.exit(0))",
+    'const log = console.log',
+    'console.log = (...a) => { log(...a); if (/successfully closed/.test(String(a[0]))) process.exit(0) }',
     `process.argv.splice(1, 0, ${JSON.stringify(AZURITE_MAIN)})`,
     `require(${JSON.stringify(AZURITE_MAIN)})`,
   ].join(';')
