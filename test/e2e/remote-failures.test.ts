@@ -121,190 +121,200 @@ async function waitFor(condition: () => boolean, what: string, timeoutMs = 10_00
   }
 }
 
-for (const kit of KITS) {
-  describe(`${kit.name}: failures through the table API`, { timeout: 60_000 }, () => {
-    let server: TestServer
-    let proxy: FaultProxy
-    const container = uniqueName('fail')
-    const dirs: string[] = []
+// The two stores' suites run side by side: each mostly waits on its servers (starts, stops,
+// retry backoff), and each has its own servers and proxy. Within a suite the tests take turns,
+// as they share the proxy's rules.
+describe('remote failures', { concurrency: true }, () => {
+  for (const kit of KITS) {
+    describe(`${kit.name}: failures through the table API`, { timeout: 60_000, concurrency: 1 }, () => {
+      let server: TestServer
+      let proxy: FaultProxy
+      const container = uniqueName('fail')
+      const dirs: string[] = []
 
-    before(async () => {
-      server = await kit.start()
-      await kit.createContainer(server.endpoint, container)
-      proxy = await startFaultProxy(server.endpoint)
-    })
-    after(async () => {
-      await proxy?.stop()
-      await server?.stop()
-      await Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true })))
-    })
+      before(async () => {
+        server = await kit.start()
+        await kit.createContainer(server.endpoint, container)
+        proxy = await startFaultProxy(server.endpoint)
+      })
+      after(async () => {
+        await proxy?.stop()
+        await server?.stop()
+        await Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true })))
+      })
 
-    it('wrong credentials: open and create fail with a non-retryable StorageError that holds no secret', async () => {
-      const location = kit.location(container)
-      const { options, secret } = kit.wrongCredentials(server.endpoint)
-      for (const [call, run] of [
-        ['open', () => DeltaTable.open(location, { storageOptions: options })],
-        ['create', () => DeltaTable.create(location, { schema: SCHEMA }, { storageOptions: options })],
-      ] as const) {
-        const err = await rejectsTyped(run(), call)
-        assert.ok(err instanceof StorageError, `${call}: ${String(err)}`)
-        assert.equal(err.retryable, false, call)
-        assert.match(err.message, /rejected the credentials/, call)
-        assert.ok(!everythingIn(err).includes(secret), `${call}: the secret leaked`)
-      }
-      const good = await rejectsTyped(
-        DeltaTable.open(location, { storageOptions: kit.options(server.endpoint) }),
-        'open with the right credentials',
-      )
-      assert.equal(
-        (good as { code?: string }).code,
-        'DELTA_TABLE_NOT_FOUND',
-        'the failed create wrote nothing',
-      )
-    })
-
-    it(`a missing ${kit.containerWord}: open and create fail naming it, and create makes none`, async () => {
-      const missing = `absent-${uniqueName('c')}`.slice(0, 40)
-      const location = kit.location(missing)
-      const storageOptions = kit.options(server.endpoint)
-      for (const [call, run] of [
-        ['open', () => DeltaTable.open(location, { storageOptions })],
-        ['create', () => DeltaTable.create(location, { schema: SCHEMA }, { storageOptions })],
-        ['open again', () => DeltaTable.open(location, { storageOptions })],
-      ] as const) {
-        const err = await rejectsTyped(run(), call)
-        assert.ok(err instanceof StorageError, `${call}: ${String(err)}`)
-        assert.equal(err.retryable, false, call)
-        assert.match(err.message, new RegExp(`${kit.containerWord} '${missing}'.*does not exist`), call)
-      }
-    })
-
-    it('throttling (503) is retried with backoff: the append commits exactly once', async () => {
-      const location = kit.location(container)
-      const storageOptions = kit.options(kit.viaProxy(proxy))
-      const table = await DeltaTable.create(location, { schema: SCHEMA }, { storageOptions })
-      try {
-        proxy.setRules([{ fault: kit.throttle, times: 3 }])
-        const result = await table.append(rows(0, 10))
-        assert.equal(result.version, 1n)
-        assert.ok(proxy.requests > 3, 'the refused requests were repeated')
-        assert.deepEqual(await idsOf(table), range(0, 10))
-        proxy.setRules([{ fault: kit.throttle, times: 2, method: 'PUT' }])
-        assert.equal((await table.append(rows(10, 5))).version, 2n)
-        assert.deepEqual(await idsOf(table), range(0, 15))
-      } finally {
-        proxy.setRules([])
-        await table.close()
-      }
-    })
-
-    it('persistent throttling: the append fails with a retryable StorageError in bounded time, nothing committed', async () => {
-      const location = kit.location(container)
-      const storageOptions = kit.options(kit.viaProxy(proxy))
-      const table = await DeltaTable.create(location, { schema: SCHEMA }, { storageOptions })
-      try {
-        await table.append(rows(0, 5))
-        proxy.setRules([{ fault: kit.throttle, times: 1_000_000 }])
-        const started = performance.now()
-        const err = await rejectsTyped(table.append(rows(5, 5)), 'throttled append')
-        assert.ok(err instanceof StorageError && err.retryable, String(err))
-        assert.match(err.message, /HTTP 503/)
-        assert.ok(performance.now() - started < 20_000, 'the retries are bounded')
-        proxy.setRules([])
-        const reopened = await DeltaTable.open(location, { storageOptions })
-        try {
-          assert.equal((await reopened.snapshot()).version, 1n)
-          assert.deepEqual(await idsOf(reopened), range(0, 5))
-          assert.equal((await reopened.append(rows(5, 5))).version, 2n, 'the table takes the next commit')
-          assert.deepEqual(await idsOf(reopened), range(0, 10))
-        } finally {
-          await reopened.close()
+      it('wrong credentials: open and create fail with a non-retryable StorageError that holds no secret', async () => {
+        const location = kit.location(container)
+        const { options, secret } = kit.wrongCredentials(server.endpoint)
+        for (const [call, run] of [
+          ['open', () => DeltaTable.open(location, { storageOptions: options })],
+          ['create', () => DeltaTable.create(location, { schema: SCHEMA }, { storageOptions: options })],
+        ] as const) {
+          const err = await rejectsTyped(run(), call)
+          assert.ok(err instanceof StorageError, `${call}: ${String(err)}`)
+          assert.equal(err.retryable, false, call)
+          assert.match(err.message, /rejected the credentials/, call)
+          assert.ok(!everythingIn(err).includes(secret), `${call}: the secret leaked`)
         }
-      } finally {
-        proxy.setRules([])
-        await table.close()
-      }
-    })
-
-    it('a commit answered by nothing but lost responses and refusals: typed error, and the commit is whole once found', async () => {
-      const location = kit.location(container)
-      const storageOptions = kit.options(kit.viaProxy(proxy), QUICK)
-      const table = await DeltaTable.create(location, { schema: SCHEMA }, { storageOptions })
-      try {
-        await table.append(rows(0, 5))
-        const txn = await table.begin()
-        await txn.append(rows(100, 7))
-        // The commit's put lands but its answer is lost; then the server refuses everything, so
-        // the writer cannot look at the log to learn the outcome.
-        proxy.setRules([
-          { fault: { kind: 'drop-response' }, times: 1, method: 'PUT' },
-          { fault: kit.throttle, times: 1_000_000 },
-        ])
-        const err = await rejectsTyped(txn.commit(), 'commit with a lost answer')
-        // The put may have landed and the log cannot be read to tell: the outcome is unknown.
-        assert.equal((err as { code?: string }).code, 'DELTA_COMMIT_STATE_UNKNOWN', String(err))
-        proxy.setRules([])
-        const reopened = await DeltaTable.open(location, { storageOptions })
-        try {
-          assert.equal((await reopened.snapshot()).version, 2n, 'the commit landed, once')
-          assert.deepEqual(await idsOf(reopened), [...range(0, 5), ...range(100, 7)])
-        } finally {
-          await reopened.close()
-        }
-      } finally {
-        proxy.setRules([])
-        await table.close()
-      }
-    })
-
-    it('the server goes down while a commit is in flight: typed error; after a restart the table is whole', async () => {
-      const dir = await mkdtemp(join(tmpdir(), 'delta-rlc-down-'))
-      dirs.push(dir)
-      let own = await kit.startPersistent(dir)
-      let ownProxy: FaultProxy | undefined
-      try {
-        const bucket = uniqueName('down')
-        await kit.createContainer(own.endpoint, bucket)
-        ownProxy = await startFaultProxy(own.endpoint)
-        const location = kit.location(bucket)
-        const table = await DeltaTable.create(
-          location,
-          { schema: SCHEMA, properties: { 'delta.enableDeletionVectors': 'true' } },
-          { storageOptions: kit.options(kit.viaProxy(ownProxy), QUICK) },
+        const good = await rejectsTyped(
+          DeltaTable.open(location, { storageOptions: kit.options(server.endpoint) }),
+          'open with the right credentials',
         )
+        assert.equal(
+          (good as { code?: string }).code,
+          'DELTA_TABLE_NOT_FOUND',
+          'the failed create wrote nothing',
+        )
+      })
+
+      it(`a missing ${kit.containerWord}: open and create fail naming it, and create makes none`, async () => {
+        const missing = `absent-${uniqueName('c')}`.slice(0, 40)
+        const location = kit.location(missing)
+        const storageOptions = kit.options(server.endpoint)
+        for (const [call, run] of [
+          ['open', () => DeltaTable.open(location, { storageOptions })],
+          ['create', () => DeltaTable.create(location, { schema: SCHEMA }, { storageOptions })],
+          ['open again', () => DeltaTable.open(location, { storageOptions })],
+        ] as const) {
+          const err = await rejectsTyped(run(), call)
+          assert.ok(err instanceof StorageError, `${call}: ${String(err)}`)
+          assert.equal(err.retryable, false, call)
+          assert.match(err.message, new RegExp(`${kit.containerWord} '${missing}'.*does not exist`), call)
+        }
+      })
+
+      it('throttling (503) is retried with backoff: the append commits exactly once', async () => {
+        const location = kit.location(container)
+        const storageOptions = kit.options(kit.viaProxy(proxy))
+        const table = await DeltaTable.create(location, { schema: SCHEMA }, { storageOptions })
         try {
-          await table.append(rows(0, 20))
-          await table.delete('id < 3')
-          const txn = await table.begin()
-          await txn.append(rows(50, 10))
-          // The commit's put reaches the proxy and hangs there; the server goes down meanwhile.
-          const proxyOfServer = ownProxy
-          proxyOfServer.setRules([{ fault: { kind: 'hang' }, times: 1, method: 'PUT' }])
-          const commit = rejectsTyped(txn.commit(), 'commit while the server goes down')
-          await waitFor(() => proxyOfServer.requests >= 1, 'the commit put')
-          await own.stop()
-          const err = await commit
-          // The put went out and no answer came back: it may have landed, so the outcome is unknown.
-          assert.equal((err as { code?: string }).code, 'DELTA_COMMIT_STATE_UNKNOWN', String(err))
+          proxy.setRules([{ fault: kit.throttle, times: 3 }])
+          const result = await table.append(rows(0, 10))
+          assert.equal(result.version, 1n)
+          assert.ok(proxy.requests > 3, 'the refused requests were repeated')
+          assert.deepEqual(await idsOf(table), range(0, 10))
+          proxy.setRules([{ fault: kit.throttle, times: 2, method: 'PUT' }])
+          assert.equal((await table.append(rows(10, 5))).version, 2n)
+          assert.deepEqual(await idsOf(table), range(0, 15))
         } finally {
+          proxy.setRules([])
           await table.close()
         }
-        own = await kit.startPersistent(dir)
-        const reopened = await DeltaTable.open(location, { storageOptions: kit.options(own.endpoint, QUICK) })
+      })
+
+      it('persistent throttling: the append fails with a retryable StorageError in bounded time, nothing committed', async () => {
+        const location = kit.location(container)
+        const storageOptions = kit.options(kit.viaProxy(proxy))
+        const table = await DeltaTable.create(location, { schema: SCHEMA }, { storageOptions })
         try {
-          assert.equal((await reopened.snapshot()).version, 2n, 'the in-flight commit did not land')
-          assert.deepEqual(await idsOf(reopened), range(3, 17))
-          await reopened.append(rows(60, 5))
-          await reopened.delete('id = 10')
-          assert.deepEqual(await idsOf(reopened), [...range(3, 17).filter((i) => i !== 10), ...range(60, 5)])
-          assert.equal((await reopened.snapshot()).version, 4n)
+          await table.append(rows(0, 5))
+          proxy.setRules([{ fault: kit.throttle, times: 1_000_000 }])
+          const started = performance.now()
+          const err = await rejectsTyped(table.append(rows(5, 5)), 'throttled append')
+          assert.ok(err instanceof StorageError && err.retryable, String(err))
+          assert.match(err.message, /HTTP 503/)
+          assert.ok(performance.now() - started < 20_000, 'the retries are bounded')
+          proxy.setRules([])
+          const reopened = await DeltaTable.open(location, { storageOptions })
+          try {
+            assert.equal((await reopened.snapshot()).version, 1n)
+            assert.deepEqual(await idsOf(reopened), range(0, 5))
+            assert.equal((await reopened.append(rows(5, 5))).version, 2n, 'the table takes the next commit')
+            assert.deepEqual(await idsOf(reopened), range(0, 10))
+          } finally {
+            await reopened.close()
+          }
         } finally {
-          await reopened.close()
+          proxy.setRules([])
+          await table.close()
         }
-      } finally {
-        await ownProxy?.stop()
-        await own.stop()
-      }
+      })
+
+      it('a commit answered by nothing but lost responses and refusals: typed error, and the commit is whole once found', async () => {
+        const location = kit.location(container)
+        const storageOptions = kit.options(kit.viaProxy(proxy), QUICK)
+        const table = await DeltaTable.create(location, { schema: SCHEMA }, { storageOptions })
+        try {
+          await table.append(rows(0, 5))
+          const txn = await table.begin()
+          await txn.append(rows(100, 7))
+          // The commit's put lands but its answer is lost; then the server refuses everything, so
+          // the writer cannot look at the log to learn the outcome.
+          proxy.setRules([
+            { fault: { kind: 'drop-response' }, times: 1, method: 'PUT' },
+            { fault: kit.throttle, times: 1_000_000 },
+          ])
+          const err = await rejectsTyped(txn.commit(), 'commit with a lost answer')
+          // The put may have landed and the log cannot be read to tell: the outcome is unknown.
+          assert.equal((err as { code?: string }).code, 'DELTA_COMMIT_STATE_UNKNOWN', String(err))
+          proxy.setRules([])
+          const reopened = await DeltaTable.open(location, { storageOptions })
+          try {
+            assert.equal((await reopened.snapshot()).version, 2n, 'the commit landed, once')
+            assert.deepEqual(await idsOf(reopened), [...range(0, 5), ...range(100, 7)])
+          } finally {
+            await reopened.close()
+          }
+        } finally {
+          proxy.setRules([])
+          await table.close()
+        }
+      })
+
+      it('the server goes down while a commit is in flight: typed error; after a restart the table is whole', async () => {
+        const dir = await mkdtemp(join(tmpdir(), 'delta-rlc-down-'))
+        dirs.push(dir)
+        let own = await kit.startPersistent(dir)
+        let ownProxy: FaultProxy | undefined
+        try {
+          const bucket = uniqueName('down')
+          await kit.createContainer(own.endpoint, bucket)
+          ownProxy = await startFaultProxy(own.endpoint)
+          const location = kit.location(bucket)
+          const table = await DeltaTable.create(
+            location,
+            { schema: SCHEMA, properties: { 'delta.enableDeletionVectors': 'true' } },
+            { storageOptions: kit.options(kit.viaProxy(ownProxy), QUICK) },
+          )
+          try {
+            await table.append(rows(0, 20))
+            await table.delete('id < 3')
+            const txn = await table.begin()
+            await txn.append(rows(50, 10))
+            // The commit's put reaches the proxy and hangs there; the server goes down meanwhile.
+            const proxyOfServer = ownProxy
+            proxyOfServer.setRules([{ fault: { kind: 'hang' }, times: 1, method: 'PUT' }])
+            const commit = rejectsTyped(txn.commit(), 'commit while the server goes down')
+            await waitFor(() => proxyOfServer.requests >= 1, 'the commit put')
+            await own.stop()
+            const err = await commit
+            // The put went out and no answer came back: it may have landed, so the outcome is unknown.
+            assert.equal((err as { code?: string }).code, 'DELTA_COMMIT_STATE_UNKNOWN', String(err))
+          } finally {
+            await table.close()
+          }
+          own = await kit.startPersistent(dir)
+          const reopened = await DeltaTable.open(location, {
+            storageOptions: kit.options(own.endpoint, QUICK),
+          })
+          try {
+            assert.equal((await reopened.snapshot()).version, 2n, 'the in-flight commit did not land')
+            assert.deepEqual(await idsOf(reopened), range(3, 17))
+            await reopened.append(rows(60, 5))
+            await reopened.delete('id = 10')
+            assert.deepEqual(await idsOf(reopened), [
+              ...range(3, 17).filter((i) => i !== 10),
+              ...range(60, 5),
+            ])
+            assert.equal((await reopened.snapshot()).version, 4n)
+          } finally {
+            await reopened.close()
+          }
+        } finally {
+          await ownProxy?.stop()
+          await own.stop()
+        }
+      })
     })
-  })
-}
+  }
+})
