@@ -6,7 +6,6 @@ import {
   type DuckDBAppender,
   type DuckDBConnection,
   type DuckDBType,
-  type DuckDBValue,
   INTEGER,
 } from '@duckdb/node-api'
 import type { DataFileRef, RowTrackingColumns } from '../engine/data-plane.js'
@@ -43,7 +42,6 @@ import {
 import { type DuckDbRuntime, FILE_COL, ROW_COL, sqlIdent, sqlString } from './duckdb-runtime.js'
 import { toJsValue } from './duckdb-values.js'
 import { writeZOrdered } from './duckdb-zorder.js'
-import { fileStatsQuery } from './file-stats.js'
 import { scratchEntryName } from './scratch-dir.js'
 import { type StagedFile, stageAllForRead } from './staging.js'
 import {
@@ -53,11 +51,13 @@ import {
   planWriteLayout,
   type WriteLayout,
 } from './write-layout.js'
+import { type ReturnedFileStats, readReturnedStats, writtenFilesStats } from './written-file-stats.js'
 
 /**
  * The default {@link DataWriter}: DuckDB writes every file (`COPY ... TO` a local scratch file,
- * Parquet with snappy), computes its statistics with one aggregate query over the written file,
- * and the bytes go to the store with put-if-absent under a fresh UUID name.
+ * Parquet with snappy), its statistics come from what that COPY returned (checked against the
+ * footer; columns where that is not exact get an aggregate query over the written file), and the
+ * bytes go to the store with put-if-absent under a fresh UUID name.
  *
  * Rows are staged in a connection-local temporary table: JavaScript rows through the appender,
  * existing files through `read_parquet` with `file_row_number`, their deletion vectors removed by
@@ -408,6 +408,8 @@ class WriteJob {
   readonly #stageDir: string
   readonly #signal: AbortSignal | undefined
   readonly #uploaded: string[] = []
+  /** What each COPY returned about the files it wrote, by scratch path, until they are stored. */
+  readonly #returned = new Map<string, ReturnedFileStats>()
   #staged: StagedFile[] = []
   #fileIndex = 0
   #scratchIndex = 0
@@ -651,34 +653,40 @@ class WriteJob {
     const names = result.columnNames()
     const fileAt = names.indexOf('filename')
     const countAt = names.indexOf('count')
+    const columnsAt = names.indexOf('column_statistics')
     if (fileAt < 0 || countAt < 0) throw new InternalError('DuckDB COPY did not return file statistics')
-    return result
-      .getRows()
-      .map((r) => ({ path: String(r[fileAt]), count: Number(r[countAt]) }))
-      .filter((w) => w.count > 0)
+    const written: { path: string; count: number }[] = []
+    for (const r of result.getRows()) {
+      const w = { path: String(r[fileAt]), count: Number(r[countAt]) }
+      if (w.count === 0) continue
+      written.push(w)
+      const returned = columnsAt < 0 ? undefined : readReturnedStats(r[countAt] ?? null, r[columnsAt] ?? null)
+      if (returned !== undefined) this.#returned.set(w.path, returned)
+    }
+    return written
   }
 
-  /** Computes the statistics of the scratch files and stores them under fresh names. */
+  /**
+   * Stores the scratch files under fresh names with their statistics: from what their COPY
+   * returned where that is exact, else from an aggregate over the files (`written-file-stats.ts`).
+   */
   async #finish(files: readonly ScratchFile[], namePrefix = 'part'): Promise<WrittenFile[]> {
     if (files.length === 0) return []
     const layout = this.layout
-    const stats = fileStatsQuery(layout.statsLeaves)
-    const result = await this.con.runAndReadAll(
-      `SELECT ${sqlIdent(FILE_COL)}, ${stats.selectList} FROM read_parquet([${files
-        .map((f) => sqlString(f.localPath))
-        .join(
-          ', ',
-        )}], filename = ${sqlString(FILE_COL)}, hive_partitioning = false) GROUP BY ${sqlIdent(FILE_COL)}`,
+    const stats = await writtenFilesStats(
+      this.con,
+      layout.statsLeaves,
+      files.map((f) => ({ path: f.localPath, returned: this.#returned.get(f.localPath) })),
     )
-    const byFile = new Map<string, readonly DuckDBValue[]>()
-    for (const row of result.getRows()) byFile.set(String(row[0]), row.slice(1))
+    for (const f of files) this.#returned.delete(f.localPath)
     const partitionPhysical = layout.partitionColumns.map((c) => c.physicalName)
     const out: WrittenFile[] = []
     for (const f of files) {
       this.check()
-      const values = byFile.get(f.localPath)
-      if (values === undefined) throw new InternalError(`no statistics for the written file ${f.localPath}`)
-      const { json, numRecords } = stats.toStats(values)
+      const fileStats = stats.get(f.localPath)
+      if (fileStats === undefined)
+        throw new InternalError(`no statistics for the written file ${f.localPath}`)
+      const { json, numRecords } = fileStats
       const name = `${namePrefix}-${String(this.#fileIndex++).padStart(5, '0')}-${randomUUID()}.c000.snappy.parquet`
       const key = `${layout.pathPrefix}${partitionDirectory(partitionPhysical, f.partitionValues)}${name}`
       const bytes = await readFile(f.localPath)

@@ -1,7 +1,8 @@
 /**
- * Per-file statistics (`add.stats`, protocol.md section 6) computed by DuckDB from the rows of a
- * file just written: one aggregate query, so the numbers are exact, not estimates from Parquet
- * footers (whose string bounds DuckDB may truncate in its own way).
+ * Per-file statistics (`add.stats`, protocol.md section 6): how they are built from exact
+ * per-column minimums, maximums and null counts, and the aggregate query DuckDB runs over a
+ * written file to get them when the statistics its writer returned are not exact
+ * (`written-file-stats.ts` decides, column by column).
  *
  * The JSON follows what Spark writes: nested objects keyed by physical names; decimals as JSON
  * numbers with the column's scale; dates `YYYY-MM-DD`; timestamps as ISO text in milliseconds;
@@ -11,6 +12,7 @@
  */
 import type { DuckDBValue } from '@duckdb/node-api'
 import { LosslessNumber } from 'lossless-json'
+import { InternalError } from '../errors/index.js'
 import { duckDbColumn } from '../expressions/render-duckdb.js'
 import { formatDate, MAX_TIMESTAMP_MICROS, MIN_TIMESTAMP_MICROS } from '../expressions/temporal.js'
 import { stringifyJson } from '../protocol/json-text.js'
@@ -36,6 +38,28 @@ export interface FileStatsQuery {
    * @returns the stats JSON text and the row count
    */
   toStats(values: readonly DuckDBValue[]): { readonly json: string; readonly numRecords: number }
+  /**
+   * The row count and each leaf's statistics from the aggregate values.
+   *
+   * @param values - the result values of {@link selectList}, in order
+   * @returns the row count, and one entry per leaf in the order planned
+   */
+  leafStats(values: readonly DuckDBValue[]): {
+    readonly numRecords: number
+    readonly leaves: readonly LeafStats[]
+  }
+}
+
+/** A bound as it goes into the stats JSON. */
+export type StatJson = bigint | number | string | LosslessNumber
+
+/** The statistics of one leaf column of one file, as they go into `add.stats`. */
+export interface LeafStats {
+  readonly nullCount: number
+  /** The lower bound, or undefined when it is left out. */
+  readonly min?: StatJson
+  /** The upper bound, or undefined when it is left out. */
+  readonly max?: StatJson
 }
 
 /**
@@ -58,7 +82,68 @@ export function fileStatsQuery(
   return Object.freeze({
     selectList: parts.join(', '),
     width: parts.length,
-    toStats: (values: readonly DuckDBValue[]) => buildStats(leaves, values),
+    toStats: (values: readonly DuckDBValue[]) => {
+      const { numRecords, leaves: perLeaf } = aggregateLeafStats(leaves, values)
+      return { json: fileStatsJson(leaves, numRecords, perLeaf), numRecords }
+    },
+    leafStats: (values: readonly DuckDBValue[]) => aggregateLeafStats(leaves, values),
+  })
+}
+
+/**
+ * The bounds of a leaf as they go into the stats JSON, from the values the aggregate query of
+ * {@link fileStatsQuery} gives for its minimum and maximum (bigint for integers and for
+ * timestamps in microseconds, number for floating point, text for strings, dates and decimals).
+ * A value of any other form, NaN, an infinity, or a date or timestamp outside years 0001..9999
+ * gives no bound.
+ *
+ * @param leaf - the leaf column
+ * @param min - its minimum, null when it has no non-null value
+ * @param max - its maximum
+ * @returns the bounds kept
+ */
+export function boundsOf(
+  leaf: StatsLeaf,
+  min: DuckDBValue,
+  max: DuckDBValue,
+): { readonly min?: StatJson; readonly max?: StatJson } {
+  const lo = boundValue(min, leaf, false)
+  const hi = boundValue(max, leaf, true)
+  return { ...(lo === undefined ? {} : { min: lo }), ...(hi === undefined ? {} : { max: hi }) }
+}
+
+/**
+ * The `add.stats` JSON of a file.
+ *
+ * @param leaves - the columns that get statistics
+ * @param numRecords - the file's row count
+ * @param perLeaf - the statistics of each leaf, in the order of `leaves`
+ * @returns the JSON text
+ */
+export function fileStatsJson(
+  leaves: readonly StatsLeaf[],
+  numRecords: number,
+  perLeaf: readonly LeafStats[],
+): string {
+  const minValues: StatsTree = {}
+  const maxValues: StatsTree = {}
+  const nullCount: StatsTree = {}
+  leaves.forEach((leaf, i) => {
+    const stats = perLeaf[i]
+    if (stats === undefined)
+      throw new InternalError(`no statistics for column ${leaf.physicalPath.join('.')}`)
+    put(nullCount, leaf.physicalPath, stats.nullCount)
+    if (!leaf.minMax) return
+    if (stats.min !== undefined) put(minValues, leaf.physicalPath, stats.min)
+    if (stats.max !== undefined) put(maxValues, leaf.physicalPath, stats.max)
+  })
+  const nonEmpty = (t: StatsTree): StatsTree | undefined => (Object.keys(t).length > 0 ? t : undefined)
+  return stringifyJson({
+    numRecords,
+    minValues: nonEmpty(minValues),
+    maxValues: nonEmpty(maxValues),
+    nullCount: nonEmpty(nullCount),
+    tightBounds: true,
   })
 }
 
@@ -152,8 +237,6 @@ function boundSql(agg: 'min' | 'max', c: string, leaf: StatsLeaf): string {
   }
 }
 
-type StatJson = bigint | number | string | LosslessNumber
-
 const DATE_TEXT = /^\d{4}-\d{2}-\d{2}$/
 const DECIMAL_TEXT = /^-?\d+(\.\d+)?$/
 
@@ -211,30 +294,22 @@ function toCount(v: DuckDBValue): number {
   return typeof v === 'bigint' || typeof v === 'number' ? Number(v) : 0
 }
 
-function buildStats(
+function aggregateLeafStats(
   leaves: readonly StatsLeaf[],
   values: readonly DuckDBValue[],
-): { json: string; numRecords: number } {
+): { numRecords: number; leaves: LeafStats[] } {
   const numRecords = toCount(values[0] ?? null)
-  const minValues: StatsTree = {}
-  const maxValues: StatsTree = {}
-  const nullCount: StatsTree = {}
+  const out: LeafStats[] = []
   let k = 1
   for (const leaf of leaves) {
-    put(nullCount, leaf.physicalPath, numRecords - toCount(values[k++] ?? null))
-    if (!leaf.minMax) continue
-    const lo = boundValue(values[k++] ?? null, leaf, false)
-    const hi = boundValue(values[k++] ?? null, leaf, true)
-    if (lo !== undefined) put(minValues, leaf.physicalPath, lo)
-    if (hi !== undefined) put(maxValues, leaf.physicalPath, hi)
+    const nullCount = numRecords - toCount(values[k++] ?? null)
+    if (!leaf.minMax) {
+      out.push({ nullCount })
+      continue
+    }
+    const min = values[k++] ?? null
+    const max = values[k++] ?? null
+    out.push({ nullCount, ...boundsOf(leaf, min, max) })
   }
-  const nonEmpty = (t: StatsTree): StatsTree | undefined => (Object.keys(t).length > 0 ? t : undefined)
-  const json = stringifyJson({
-    numRecords,
-    minValues: nonEmpty(minValues),
-    maxValues: nonEmpty(maxValues),
-    nullCount: nonEmpty(nullCount),
-    tightBounds: true,
-  })
-  return { json, numRecords }
+  return { numRecords, leaves: out }
 }
