@@ -8,7 +8,9 @@
  * The module is pure: no I/O, no `node:*` import, no asynchronous code. The commit loop plans
  * what to load (`planConflictFetches`), loads it through the engine, and checks the winners one
  * at a time in version order, passing the transaction returned for winner v as the input for
- * winner v+1; the set of paths reconciled at row level lives only for one winner.
+ * winner v+1; the set of paths reconciled at row level lives only for one winner, and the read
+ * files carried to winner v+1 are every file the original read depends on as winner v left them
+ * (`carried-read-files.ts`), whatever a phase pruned for its own winner.
  *
  * References: design/rlc-spec.md (rules), design/README.md section 3 (decisions), Delta's
  * `ConflictChecker`.
@@ -17,6 +19,7 @@ import { deletionVectorsReady } from '../dv/initialization.js'
 import { type ConcurrentModificationError, InternalError } from '../errors/index.js'
 import { highWaterMarkOf, rebaseRowIds } from '../protocol/row-tracking-ids.js'
 import { appendAll } from '../util/arrays.js'
+import { readFilesAfterWinner } from './carried-read-files.js'
 import { dvUnionPhase } from './case2-dv-union.js'
 import { forwardRemapPhase } from './case4a-forward-remap.js'
 import { reverseRemapPhase } from './case4b-reverse-remap.js'
@@ -41,7 +44,7 @@ import {
   checkNoMetadataUpdates,
   checkProtocolCompatibility,
 } from './table-state-checks.js'
-import { type TransactionInfo, withRowIdsRebased } from './transaction-info.js'
+import { type TransactionInfo, withReadFiles, withRowIdsRebased } from './transaction-info.js'
 import type { WinningCommitSummary } from './winning-commit.js'
 
 /** The checker's answer for one winner. */
@@ -161,7 +164,9 @@ export function checkConflicts(
   }
   return {
     kind: 'ok',
-    txn: current,
+    // The phases narrowed the read files for this winner's checks only; the next winner is
+    // checked against every file the original read depends on, as this winner left them.
+    txn: withReadFiles(current, readFilesAfterWinner(txn, winner)),
     reconciliations: Object.freeze(reconciliations),
     newDeletionVectors: Object.freeze(newDeletionVectors),
   }

@@ -103,7 +103,7 @@ export interface RowTrackingRead {
 /**
  * The losing transaction. Frozen; the `withX` functions of this module return updated copies.
  * Conflict checks against successive winners thread this value through: the rewritten actions
- * and pruned read files of one check are the input of the next.
+ * of one check, and its read files as that winner left them, are the input of the next.
  */
 export interface TransactionInfo {
   readonly readVersion: Version
@@ -232,7 +232,9 @@ export function withActions(txn: TransactionInfo, actions: readonly Action[]): T
 }
 
 /**
- * A copy whose `readFiles` no longer holds the given paths (they were reconciled at row level).
+ * A copy whose `readFiles` no longer holds the given paths (they were reconciled at row level
+ * against the winner being checked). The narrowing holds for that winner's file checks only: the
+ * checker carries every file the read depends on to the next winner (`carried-read-files.ts`).
  *
  * @param txn - the transaction
  * @param paths - the paths to forget
@@ -243,6 +245,20 @@ export function withoutReadFiles(txn: TransactionInfo, paths: Iterable<string>):
   let changed = false
   for (const p of paths) changed = readFiles.delete(p) || changed
   return changed ? build({ ...txn, readFiles }) : txn
+}
+
+/**
+ * A copy with other read files (those it is checked against the next winner with).
+ *
+ * @param txn - the transaction
+ * @param readFiles - the read files, by path
+ * @returns the updated copy
+ */
+export function withReadFiles(
+  txn: TransactionInfo,
+  readFiles: ReadonlyMap<string, AddFile>,
+): TransactionInfo {
+  return build({ ...txn, readFiles })
 }
 
 /**

@@ -538,3 +538,122 @@ describe('Case 6: MERGE against MERGE at row level', () => {
     })
   })
 })
+
+describe('Case 6 then another winner: the read set carries over to the next winner', () => {
+  // An insert-only MERGE of keys 500 and 9 reads row 9 (matched: not inserted). A first winner
+  // that Case 6 reconciles rewrites the file holding row 9; a second winner deletes row 9.
+  // Serially (winners, then the MERGE) the MERGE would insert source row 9, so its read is stale:
+  // it must abort, and the table keep the winners' rows only.
+  const schema = 'id long, v int'
+  const rows = (from: number, to: number): Row[] =>
+    Array.from({ length: to - from }, (_, i) => ({ id: BigInt(from + i), v: 0 }))
+  const vAt = (all: readonly Row[], id: number): unknown => all.find((x) => x.id === BigInt(id))?.v
+  const loser = (tx: Awaited<ReturnType<DeltaTable['begin']>>) =>
+    tx.merge(
+      [
+        { id: 500n, v: 1 },
+        { id: 9n, v: 1 },
+      ],
+      { on: 'target.id = source.id', whenNotMatched: [{ insert: '*' }] },
+    )
+  const chains: readonly {
+    readonly name: string
+    readonly winners: (t: DeltaTable) => Promise<void>
+    /** Ids left by the winners alone, in order. */
+    readonly left: readonly number[]
+  }[] = [
+    {
+      name: 'UPDATE id = 6, then DELETE id % 2 = 1',
+      winners: async (t) => {
+        await t.update({ where: 'id = 6', set: { v: '7' } })
+        await t.delete('id % 2 = 1')
+      },
+      left: [0, 2, 4, 6, 8, 10],
+    },
+    {
+      name: 'UPDATE id = 6, then DELETE id = 9',
+      winners: async (t) => {
+        await t.update({ where: 'id = 6', set: { v: '7' } })
+        await t.delete('id = 9')
+      },
+      left: [0, 1, 2, 3, 4, 5, 6, 7, 8, 10, 11],
+    },
+    {
+      name: 'OPTIMIZE, then DELETE id = 9',
+      winners: async (t) => {
+        await t.optimize()
+        await t.delete('id = 9')
+      },
+      left: [0, 1, 2, 3, 4, 5, 6, 7, 8, 10, 11],
+    },
+  ]
+  for (const chain of chains) {
+    for (const [dv, rowTracking] of [
+      [true, false],
+      [false, false],
+      [true, true],
+      [false, true],
+    ]) {
+      const layout = `deletion vectors ${dv ? 'on' : 'off'}, row tracking ${rowTracking ? 'on' : 'off'}`
+      it(`${chain.name}: the insert-only MERGE of key 9 aborts (${layout})`, async () => {
+        const r = await race({
+          schema,
+          conflicts: 'all',
+          properties: {
+            'delta.enableDeletionVectors': String(dv),
+            ...(rowTracking ? { 'delta.enableRowTracking': 'true' } : {}),
+          },
+          batches: [rows(0, 6), rows(6, 12)],
+          loser,
+          winner: chain.winners,
+        })
+        assert.match(r.outcome, /^DELTA_CONCURRENT_(APPEND|DELETE_READ|DELETE_DELETE)$/, r.message)
+        assert.deepEqual(
+          r.rows.map((x) => Number(x.id)).sort((a, b) => a - b),
+          chain.left,
+        )
+      })
+    }
+  }
+  for (const [dv, rowTracking] of [
+    [true, false],
+    [false, false],
+    [true, true],
+    [false, true],
+  ]) {
+    const layout = `deletion vectors ${dv ? 'on' : 'off'}, row tracking ${rowTracking ? 'on' : 'off'}`
+    // Copy-on-write without row tracking: the UPDATE's rewrite copies row 9, a change (C6-07).
+    const copies = !dv && !rowTracking
+    it(`UPDATE id = 6, then DELETE id = 7: the MERGE ${copies ? 'aborts at the UPDATE' : 'commits as if after both'} (${layout})`, async () => {
+      const r = await race({
+        schema,
+        conflicts: 'all',
+        properties: {
+          'delta.enableDeletionVectors': String(dv),
+          ...(rowTracking ? { 'delta.enableRowTracking': 'true' } : {}),
+        },
+        batches: [rows(0, 6), rows(6, 12)],
+        loser,
+        winner: async (t) => {
+          await t.update({ where: 'id = 6', set: { v: '7' } })
+          await t.delete('id = 7')
+        },
+      })
+      const serial = [0, 1, 2, 3, 4, 5, 6, 8, 9, 10, 11]
+      if (copies) {
+        assert.equal(r.outcome, 'DELTA_CONCURRENT_APPEND', r.message)
+      } else {
+        assert.equal(r.outcome, 'committed', r.message)
+        assert.deepEqual(r.kinds, ['case6-merge-rows', 'case6-merge-rows'])
+        serial.push(500)
+        assert.equal(vAt(r.rows, 500), 1)
+      }
+      assert.deepEqual(
+        r.rows.map((x) => Number(x.id)).sort((a, b) => a - b),
+        serial,
+      )
+      assert.equal(vAt(r.rows, 6), 7)
+      assert.equal(vAt(r.rows, 9), 0)
+    })
+  }
+})
