@@ -579,6 +579,14 @@ describe('Case 6 then another winner: the read set carries over to the next winn
       left: [0, 1, 2, 3, 4, 5, 6, 7, 8, 10, 11],
     },
     {
+      name: 'OPTIMIZE ZORDER BY v, then DELETE id = 9',
+      winners: async (t) => {
+        await t.optimize({ zOrderBy: ['v'] })
+        await t.delete('id = 9')
+      },
+      left: [0, 1, 2, 3, 4, 5, 6, 7, 8, 10, 11],
+    },
+    {
       name: 'OPTIMIZE, then DELETE id = 9',
       winners: async (t) => {
         await t.optimize()
