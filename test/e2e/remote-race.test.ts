@@ -149,97 +149,101 @@ async function raceWriters(endpoint: string, container: string, wrapOf: (writer:
   }
 }
 
-describe('the race harness on Azurite', () => {
-  let server: TestServer
-  let outDir: string
-  before(async () => {
-    server = await startAzurite()
-    outDir = await mkdtemp(join(tmpdir(), 'delta-rlc-remote-race-'))
-  })
-  after(async () => {
-    await server?.stop()
-    await rm(outDir, { recursive: true, force: true })
-  })
-
-  it('writers as processes on an az:// table; the verifier passes', { timeout: 120_000 }, async () => {
-    const container = uniqueName('race')
-    const location = `az://${container}/race`
-    await createAzureContainer(server.endpoint, container)
-    // Writer processes inherit the credentials from the environment, never from their task.
-    const saved = process.env.AZURE_STORAGE_CONNECTION_STRING
-    process.env.AZURE_STORAGE_CONNECTION_STRING = connectionString(server.endpoint)
-    try {
-      const report = await runRace({
-        location,
-        outDir,
-        writers: { append: 1, delete: 1, update: 1, merge: 1, optimize: 1 },
-        durationMs: 4_000,
-        rows: 2_000,
-        initialFiles: 4,
-        seed: 7,
-      })
-      const text = renderTerminalReport(report)
-      assert.ok(report.ok, text)
-      for (const run of report.runs) {
-        assert.equal(run.verify?.ok, true, text)
-        assert.ok(run.stats.totals.commits > 0, 'writers committed')
-        assert.ok(!text.includes(AZURITE_KEY), 'no secret in the report')
-      }
-      const store = createAzureStore(location, azuriteStorageOptions(server.endpoint).azure)
-      const commits: string[] = []
-      for await (const f of store.listFrom(LOG_DIR)) commits.push(f.key)
-      assert.ok(commits.length > 1, 'the race table lives in the container')
-    } finally {
-      if (saved === undefined) delete process.env.AZURE_STORAGE_CONNECTION_STRING
-      else process.env.AZURE_STORAGE_CONNECTION_STRING = saved
-    }
-  })
-})
-
-describe('writer processes as separate hosts of one Azurite table', () => {
-  it('in the default network namespace: every acknowledged commit is in the log once, rows match', {
-    timeout: 90_000,
-  }, async () => {
-    const server = await startAzurite({ reuse: false })
-    try {
-      const container = uniqueName('hosts')
-      await createAzureContainer(server.endpoint, container)
-      const reports = await raceWriters(server.endpoint, container, () => [])
-      assert.equal(reports.length, WRITERS)
-    } finally {
-      await server.stop()
-    }
-  })
-
-  describe('each in its own network namespace over a veth link', () => {
-    let links: HostLinks | { readonly skip: string }
-    let server: PersistentServer | undefined
+// The three races run side by side, each on its own Azurite: most of each is waiting (server
+// starts, writer processes starting and meeting at a common start, the race's fixed duration).
+describe('remote races', { concurrency: true }, () => {
+  describe('the race harness on Azurite', () => {
+    let server: TestServer
+    let outDir: string
     before(async () => {
-      links = await createHostLinks(WRITERS)
-      if ('skip' in links) return
-      server = await startAzuriteOn(links.serverAddress)
+      server = await startAzurite()
+      outDir = await mkdtemp(join(tmpdir(), 'delta-rlc-remote-race-'))
     })
     after(async () => {
       await server?.stop()
-      if (links !== undefined && !('skip' in links)) await links.teardown()
+      await rm(outDir, { recursive: true, force: true })
     })
 
-    it('every acknowledged commit is in the log once, rows match', { timeout: 90_000 }, async (t) => {
-      if ('skip' in links) {
-        t.skip(links.skip)
-        return
+    it('writers as processes on an az:// table; the verifier passes', { timeout: 120_000 }, async () => {
+      const container = uniqueName('race')
+      const location = `az://${container}/race`
+      await createAzureContainer(server.endpoint, container)
+      // Writer processes inherit the credentials from the environment, never from their task.
+      const saved = process.env.AZURE_STORAGE_CONNECTION_STRING
+      process.env.AZURE_STORAGE_CONNECTION_STRING = connectionString(server.endpoint)
+      try {
+        const report = await runRace({
+          location,
+          outDir,
+          writers: { append: 1, delete: 1, update: 1, merge: 1, optimize: 1 },
+          durationMs: 4_000,
+          rows: 2_000,
+          initialFiles: 4,
+          seed: 7,
+        })
+        const text = renderTerminalReport(report)
+        assert.ok(report.ok, text)
+        for (const run of report.runs) {
+          assert.equal(run.verify?.ok, true, text)
+          assert.ok(run.stats.totals.commits > 0, 'writers committed')
+          assert.ok(!text.includes(AZURITE_KEY), 'no secret in the report')
+        }
+        const store = createAzureStore(location, azuriteStorageOptions(server.endpoint).azure)
+        const commits: string[] = []
+        for await (const f of store.listFrom(LOG_DIR)) commits.push(f.key)
+        assert.ok(commits.length > 1, 'the race table lives in the container')
+      } finally {
+        if (saved === undefined) delete process.env.AZURE_STORAGE_CONNECTION_STRING
+        else process.env.AZURE_STORAGE_CONNECTION_STRING = saved
       }
-      const namespaces = links.namespaces
-      const endpoint = (server as PersistentServer).endpoint
-      assert.match(endpoint, /^http:\/\/10\.200\./, 'Azurite listens on the host end of a veth link')
-      const container = uniqueName('netns')
-      await createAzureContainer(endpoint, container)
-      await raceWriters(endpoint, container, (writer) => [
-        'ip',
-        'netns',
-        'exec',
-        namespaces[writer] as string,
-      ])
+    })
+  })
+
+  describe('writer processes as separate hosts of one Azurite table', () => {
+    it('in the default network namespace: every acknowledged commit is in the log once, rows match', {
+      timeout: 90_000,
+    }, async () => {
+      const server = await startAzurite({ reuse: false })
+      try {
+        const container = uniqueName('hosts')
+        await createAzureContainer(server.endpoint, container)
+        const reports = await raceWriters(server.endpoint, container, () => [])
+        assert.equal(reports.length, WRITERS)
+      } finally {
+        await server.stop()
+      }
+    })
+
+    describe('each in its own network namespace over a veth link', () => {
+      let links: HostLinks | { readonly skip: string }
+      let server: PersistentServer | undefined
+      before(async () => {
+        links = await createHostLinks(WRITERS)
+        if ('skip' in links) return
+        server = await startAzuriteOn(links.serverAddress)
+      })
+      after(async () => {
+        await server?.stop()
+        if (links !== undefined && !('skip' in links)) await links.teardown()
+      })
+
+      it('every acknowledged commit is in the log once, rows match', { timeout: 90_000 }, async (t) => {
+        if ('skip' in links) {
+          t.skip(links.skip)
+          return
+        }
+        const namespaces = links.namespaces
+        const endpoint = (server as PersistentServer).endpoint
+        assert.match(endpoint, /^http:\/\/10\.200\./, 'Azurite listens on the host end of a veth link')
+        const container = uniqueName('netns')
+        await createAzureContainer(endpoint, container)
+        await raceWriters(endpoint, container, (writer) => [
+          'ip',
+          'netns',
+          'exec',
+          namespaces[writer] as string,
+        ])
+      })
     })
   })
 })
