@@ -1,6 +1,10 @@
 /**
- * The built `delta-rlc` command, run as a subprocess on real tables in temp dirs: every command,
- * its JSON output, its exit codes and its error reports. The CLI is built into `dist/` first.
+ * The `delta-rlc` command on real tables in temp dirs: every command, its JSON output, its exit
+ * codes and its error reports. Commands run in this process (`runCliInProcess`, the same `runCli`
+ * the binary calls); what belongs to the process itself -- the exit status the built binary ends
+ * with, what it prints on stdout and stderr off a terminal -- is checked on the built CLI in
+ * `dist/`, run as a subprocess (the create-and-scan round trip, every exit status and error report
+ * of the table of cases, the main help, the table output off a terminal).
  */
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
@@ -12,6 +16,7 @@ import { after, before, describe, it } from 'node:test'
 import { DuckDBInstance } from '@duckdb/node-api'
 import { parse } from 'lossless-json'
 import { buildCli, CLI, REPO_ROOT } from '../helpers/cli-build.js'
+import { runCliInProcess } from '../helpers/cli-in-process.js'
 import { GOLDEN_DIR, GOLDEN_SKIP } from '../helpers/golden.js'
 
 const repoRoot = REPO_ROOT
@@ -22,8 +27,8 @@ interface Run {
   readonly stderr: string
 }
 
-/** Runs the built CLI and waits for it. */
-function cli(args: readonly string[], env: Record<string, string> = {}): Promise<Run> {
+/** Runs the built CLI as a subprocess and waits for it. */
+function binary(args: readonly string[], env: Record<string, string> = {}): Promise<Run> {
   return new Promise((resolveRun, reject) => {
     const child = spawn(process.execPath, [CLI, ...args], {
       cwd: repoRoot,
@@ -43,9 +48,14 @@ function cli(args: readonly string[], env: Record<string, string> = {}): Promise
   })
 }
 
+/** Runs the CLI in this process. */
+function cli(args: readonly string[]): Promise<Run> {
+  return runCliInProcess(args)
+}
+
 /** Runs the CLI with `--json` and parses stdout exactly (longs stay exact). */
-async function cliJson(args: readonly string[]): Promise<Record<string, unknown>> {
-  const r = await cli([...args, '--json'])
+async function cliJson(args: readonly string[], run = cli): Promise<Record<string, unknown>> {
+  const r = await run([...args, '--json'])
   assert.equal(r.code, 0, `delta-rlc ${args.join(' ')} failed:\n${r.stderr}`)
   return parseExact(r.stdout) as Record<string, unknown>
 }
@@ -80,7 +90,8 @@ describe('delta-rlc create and append', () => {
       ].join('\n'),
     )
     const table = join(work, 'people')
-    const created = await cliJson(['create', table, '--from', input])
+    // The built binary: its JSON on stdout and exit status 0.
+    const created = await cliJson(['create', table, '--from', input], binary)
     assert.equal(created.version, 1n)
     assert.equal(created.rowsAppended, 2n)
     const desc = await cliJson(['describe', table])
@@ -102,7 +113,7 @@ describe('delta-rlc create and append', () => {
       readerFeatures: ['deletionVectors'],
       writerFeatures: ['deletionVectors'],
     })
-    const scan = await cliJson(['scan', table])
+    const scan = await cliJson(['scan', table], binary)
     assert.deepEqual(ids(scan.rows), [2n, 9007199254740993n])
     const ada = (scan.rows as Array<Record<string, unknown>>).find((r) => r.name === 'ada')
     assert.deepEqual(ada, {
@@ -357,7 +368,8 @@ describe('delta-rlc output formats', () => {
   })
 
   it('prints an aligned table without escape codes off a terminal', async () => {
-    const r = await cli(['show', table], { NO_COLOR: '' })
+    // The built binary with stdout a pipe and NO_COLOR unset: no colours all the same.
+    const r = await binary(['show', table], { NO_COLOR: '' })
     assert.equal(r.code, 0)
     assert.doesNotMatch(r.stdout, /\u001b\[/)
     const lines = r.stdout.trimEnd().split('\n')
@@ -388,8 +400,10 @@ describe('delta-rlc output formats', () => {
 })
 
 describe('delta-rlc errors and exit codes', () => {
-  const cases: Array<{ name: string; args: string[]; code: number; stderr: RegExp }> = [
-    { name: 'no command', args: [], code: 1, stderr: /^$/ },
+  // `binary`: the case runs on the built CLI, so that each exit status the process ends with is
+  // seen once; the rest are the same `runCli` in this process.
+  const cases: Array<{ name: string; args: string[]; code: number; stderr: RegExp; binary?: true }> = [
+    { name: 'no command', args: [], code: 1, stderr: /^$/, binary: true },
     {
       name: 'unknown command',
       args: ['frobnicate'],
@@ -401,6 +415,7 @@ describe('delta-rlc errors and exit codes', () => {
       args: ['scan', 'x', '--bogus'],
       code: 1,
       stderr: /Unknown option '--bogus'\n.*\nusage: delta-rlc scan <table>/,
+      binary: true,
     },
     { name: 'missing argument', args: ['scan'], code: 1, stderr: /'scan' takes 1 argument/ },
     { name: 'delete without --where', args: ['delete', 'x'], code: 1, stderr: /delete needs --where/ },
@@ -421,11 +436,12 @@ describe('delta-rlc errors and exit codes', () => {
       args: ['describe', '/nonexistent/delta-rlc-table'],
       code: 3,
       stderr: /^error\[DELTA_TABLE_NOT_FOUND\]: No Delta table at .*\nhint: Check the location/,
+      binary: true,
     },
   ]
   for (const c of cases) {
     it(`exits ${c.code} for ${c.name}`, async () => {
-      const r = await cli(c.args)
+      const r = await (c.binary ? binary : cli)(c.args)
       assert.equal(r.code, c.code, r.stderr)
       assert.match(r.stderr, c.stderr)
     })
@@ -487,7 +503,7 @@ describe('delta-rlc --help', () => {
     'demo',
   ]
   it('lists every command in the main help', async () => {
-    const r = await cli(['--help'])
+    const r = await binary(['--help'])
     assert.equal(r.code, 0)
     for (const c of commands.filter((c) => c !== 'show'))
       assert.match(r.stdout, new RegExp(`^  ${c}\\b`, 'm'))
