@@ -22,8 +22,8 @@ import { join } from 'node:path'
  * race hot keys 16 s. Files that shortened since are placed below their figure in that run:
  * CLI commands (99 s, then a subprocess per command; now in-process but for the
  * binary's own checks), remote failures (50 s; its two stores now run side by side and Azurite
- * stops at once), remote race (41 s; its three races side by side), and the ObjectStore contract
- * and remote store failures (23 s and 22 s; their backends side by side), now under the cut.
+ * stops at once), remote race (41 s; its three races side by side), and remote store failures
+ * (23 s; its two stores side by side), now under the cut.
  */
 const LONG_FIRST = [
   'test/e2e/crash-safety.test.ts',
