@@ -45,12 +45,14 @@ export function createDefaultEngine(storage: ObjectStore, options: DefaultEngine
     storage,
     createStagingCache({ dir: options.cacheDir, maxBytes: options.cacheMaxBytes }),
   )
+  const writer = new DuckDbWriter(staged, duck, scratchDir)
   return Object.freeze({
     storage,
     parquet: new DuckDbParquetHandler(staged, duck, scratchDir),
     data: new DuckDbDataPlane(staged, duck, scratchDir),
-    writer: new DuckDbWriter(staged, duck, scratchDir),
-    merge: new DuckDbMergeExecutor(staged, duck, scratchDir),
+    writer,
+    // MERGE writes its new rows through the writer, from its own DuckDB tables.
+    merge: new DuckDbMergeExecutor(staged, duck, scratchDir, writer),
     close: () => duck.close(),
   })
 }

@@ -1,5 +1,6 @@
 import { BIGINT, type DuckDBConnection, type DuckDBValue } from '@duckdb/node-api'
 import type { ColumnSpec, DataFileRef, FileMatches } from '../engine/data-plane.js'
+import type { WriteTarget } from '../engine/data-writer.js'
 import type {
   MergeExecutor,
   MergeInsertClause,
@@ -7,9 +8,11 @@ import type {
   MergeRequest,
   MergeResult,
   MergeTargetClause,
+  MergeWrite,
+  MergeWritten,
 } from '../engine/merge-plan.js'
-import { InvalidArgumentError, isDeltaError } from '../errors/index.js'
-import type { Expression } from '../expressions/ast.js'
+import { InternalError, InvalidArgumentError, isDeltaError } from '../errors/index.js'
+import { columnsOf, type Expression } from '../expressions/ast.js'
 import { renderDuckDbSql } from '../expressions/render-duckdb.js'
 import type { ObjectStore } from '../storage/object-store.js'
 import { appendAll } from '../util/arrays.js'
@@ -19,39 +22,64 @@ import { ChunkAppender, RowValueConverter } from './duckdb-row-appender.js'
 import { type DuckDbRuntime, ROW_COL, sqlIdent, sqlString } from './duckdb-runtime.js'
 import { duckType } from './duckdb-types.js'
 import { toJsValue } from './duckdb-values.js'
-import { type StagedFile, stageAndConnect } from './staging.js'
-import { logicalStructSql } from './write-layout.js'
+import type { DuckDbWriter, StagedRowsWriter } from './duckdb-writer.js'
+import { type StagedFile, stageAllForRead, stageAndConnect } from './staging.js'
+import { type LayoutColumn, logicalStructSql, type WriteLayout } from './write-layout.js'
 
 /**
  * The default {@link MergeExecutor}: one DuckDB connection per merge.
  *
  * The source rows go to a temporary table through the appender (values checked and converted as
- * the writer does). The live rows of the target files are read with `file_row_number`, their
- * DVs removed by an anti-join on physical positions and their partition values taken from the
- * log, then materialized once. The join keeps each matching (target row, source row) pair with
- * the index of the first matched clause that applies; the rest are set queries over the pairs.
+ * the writer does). The live rows of the target files are a relation over the files (positions
+ * from `file_row_number`, deletion vectors applied, partition values from the log) that is never
+ * materialized whole: the join keeps each matching (target row, source row) pair with the index
+ * of the first matched clause that applies, carrying the target row's columns only when an
+ * update clause needs them, and the NOT MATCHED BY SOURCE rows some clause acts on are kept
+ * likewise. The rest are set queries over those tables.
+ *
+ * Given the engine's writer and a request that asks for it ({@link MergeRequest.write}), the new
+ * rows are computed by SQL into a staging table on the writer's connection and written from there
+ * by `COPY`: only positions, counts and file metadata come back to JavaScript. Tables with nested
+ * or void columns still get the rows back, for the writer's per-value checks.
  */
 export class DuckDbMergeExecutor implements MergeExecutor {
   readonly #store: ObjectStore
   readonly #duck: DuckDbRuntime
   readonly #scratchDir: string
+  readonly #writer: DuckDbWriter | undefined
 
   /**
    * @param store - the table's store
    * @param duck - the engine's DuckDB
    * @param scratchDir - local directory for staged copies of remote files
+   * @param writer - the engine's writer, when the executor may write new rows itself
    */
-  constructor(store: ObjectStore, duck: DuckDbRuntime, scratchDir: string) {
+  constructor(store: ObjectStore, duck: DuckDbRuntime, scratchDir: string, writer?: DuckDbWriter) {
     this.#store = store
     this.#duck = duck
     this.#scratchDir = scratchDir
+    this.#writer = writer
   }
 
   async execute(request: MergeRequest): Promise<MergeResult> {
     request.signal?.throwIfAborted()
     const staged: StagedFile[] = []
     let con: DuckDBConnection | undefined
+    const write = request.write
+    const writer = write !== undefined && writableInDuckDb(write.target) ? this.#writer : undefined
     try {
+      if (writer !== undefined && write !== undefined) {
+        const paths = await stageAllForRead(
+          this.#store,
+          request.files.map((f) => f.key),
+          this.#scratchDir,
+          request.signal,
+          staged,
+        )
+        return await writer.writeComputed(write.target, request.signal, (out) =>
+          new MergeJob(out.con, request, { out, write }).run(paths),
+        )
+      }
       con = await stageAndConnect(this.#duck, this.#store, this.#scratchDir, request, staged)
       const job = new MergeJob(con, request)
       return await job.run(staged.map((s) => s.path))
@@ -70,34 +98,50 @@ export class DuckDbMergeExecutor implements MergeExecutor {
 
 // === One merge ===
 
+/** Where a merge that writes its new rows puts them. */
+interface MergeOutput {
+  readonly out: StagedRowsWriter
+  readonly write: MergeWrite
+}
+
 class MergeJob {
   readonly #con: DuckDBConnection
   readonly #req: MergeRequest
   readonly #target: readonly ColumnSpec[]
   readonly #targetIndex: ReadonlyMap<string, number>
   readonly #sourceIndex: ReadonlyMap<string, number>
+  readonly #output: MergeOutput | undefined
+  /** The live target rows: `__fidx`, `__pos`, `t<i>` (logical types), `__rid` with row tracking. */
+  #targetSql = ''
+  /** The local path of each request file. */
+  #paths: readonly string[] = []
 
-  constructor(con: DuckDBConnection, req: MergeRequest) {
+  constructor(con: DuckDBConnection, req: MergeRequest, output?: MergeOutput) {
     this.#con = con
     this.#req = req
     this.#target = req.targetColumns
     this.#targetIndex = new Map(req.targetColumns.map((c, i) => [c.name, i]))
     this.#sourceIndex = new Map(req.sourceColumns.map((c, i) => [c.name, i]))
+    this.#output = output
   }
 
   async run(paths: readonly string[]): Promise<MergeResult> {
     const req = this.#req
+    this.#paths = paths
     await this.#loadSource()
-    await this.#loadTarget(paths)
+    await this.#defineTarget(paths)
     this.#check()
 
     const matchedCase = clauseCase(
       req.whenMatched.map((c) => c.condition),
       (e) => this.#sql(e),
     )
+    // A kept row carries only the target values its image reads: none for an update that sets
+    // every column (`update: '*'`), so the join then reads only the columns it compares.
+    const carried = (clauses: readonly MergeTargetClause[]): string => this.#keptColumns(clauses)
     await this.#userSql(
-      `CREATE TEMP TABLE m_pairs AS SELECT t.__fidx, t.__pos, s.__sid, ${matchedCase} AS __clause ` +
-        `FROM m_tgt t JOIN m_src s ON (${this.#sql(req.on)})`,
+      `CREATE TEMP TABLE m_pairs AS SELECT ${carried(req.whenMatched)}, s.__sid, ${matchedCase} AS __clause ` +
+        `FROM (${this.#targetSql}) t JOIN m_src s ON (${this.#sql(req.on)})`,
     )
     this.#check()
     if (!req.allowMultipleMatches && req.whenMatched.length > 0) {
@@ -109,12 +153,14 @@ class MergeJob {
         req.whenNotMatchedBySource.map((c) => c.condition),
         (e) => this.#sql(e),
       )
+      // Only the rows some clause acts on are kept: every query over them asks for those.
       await this.#userSql(
-        `CREATE TEMP TABLE m_nmbs AS SELECT t.__fidx, t.__pos, ${nmbsCase} AS __clause FROM m_tgt t ` +
-          'ANTI JOIN m_pairs p ON p.__fidx = t.__fidx AND p.__pos = t.__pos',
+        `CREATE TEMP TABLE m_nmbs AS SELECT * FROM (SELECT ${carried(req.whenNotMatchedBySource)}, ${nmbsCase} AS __clause ` +
+          `FROM (${this.#targetSql}) t ANTI JOIN m_pairs p ON p.__fidx = t.__fidx AND p.__pos = t.__pos) WHERE __clause >= 0`,
       )
     } else {
-      await this.#con.run('CREATE TEMP TABLE m_nmbs (__fidx INTEGER, __pos BIGINT, __clause INTEGER)')
+      const rid = req.rowTracking === undefined ? '' : ', __rid BIGINT'
+      await this.#con.run(`CREATE TEMP TABLE m_nmbs (__fidx INTEGER, __pos BIGINT${rid}, __clause INTEGER)`)
     }
     this.#check()
 
@@ -123,6 +169,25 @@ class MergeJob {
     const updatedPositions = req.reportUpdated === true ? await this.#updatedPositions() : undefined
     const matched = await this.#counts('m_pairs', req.whenMatched)
     const bySource = await this.#counts('m_nmbs', req.whenNotMatchedBySource)
+    const common = {
+      files,
+      ...(keptMatched === undefined ? {} : { keptMatched }),
+      ...(updatedPositions === undefined ? {} : { updatedPositions }),
+      numSourceRows: req.sourceRows.length,
+      numTargetRowsMatchedUpdated: matched.updated,
+      numTargetRowsMatchedDeleted: matched.deleted,
+      numTargetRowsNotMatchedBySourceUpdated: bySource.updated,
+      numTargetRowsNotMatchedBySourceDeleted: bySource.deleted,
+    }
+    if (this.#output !== undefined) {
+      const { written, inserted } = await this.#writeNewRows(this.#output)
+      return Object.freeze({
+        ...common,
+        rows: Object.freeze([]),
+        written,
+        numTargetRowsInserted: inserted,
+      })
+    }
     // Each part can hold millions of rows: they are appended one by one, as spreading them
     // into one push call would pass them all as arguments and overflow the stack.
     const rows: Record<string, unknown>[] = []
@@ -139,16 +204,9 @@ class MergeJob {
     // Inserted rows take fresh ids.
     for (let i = 0; i < inserted.length; i++) rowIds.push(null)
     return Object.freeze({
-      files,
+      ...common,
       rows: Object.freeze(rows),
       ...(req.rowTracking === undefined ? {} : { rowIds: Object.freeze(rowIds) }),
-      ...(keptMatched === undefined ? {} : { keptMatched }),
-      ...(updatedPositions === undefined ? {} : { updatedPositions }),
-      numSourceRows: req.sourceRows.length,
-      numTargetRowsMatchedUpdated: matched.updated,
-      numTargetRowsMatchedDeleted: matched.deleted,
-      numTargetRowsNotMatchedBySourceUpdated: bySource.updated,
-      numTargetRowsNotMatchedBySourceDeleted: bySource.deleted,
       numTargetRowsInserted: inserted.length,
     })
   }
@@ -199,17 +257,24 @@ class MergeJob {
     }
   }
 
-  async #loadTarget(paths: readonly string[]): Promise<void> {
+  /**
+   * Defines the relation of the live target rows. It is scanned, not materialized: the join reads
+   * only the columns it needs, and only the rows the clauses act on are kept.
+   */
+  async #defineTarget(paths: readonly string[]): Promise<void> {
     const target = this.#target
-    const defs = target.map((c, i) => `${sqlIdent(`t${i}`)} ${duckType(c.type)}`)
     // Row tracking: each target row's stable id, which its updated image keeps.
     const tracking = this.#req.rowTracking
-    if (tracking !== undefined) defs.push('__rid BIGINT')
-    await this.#con.run(
-      `CREATE TEMP TABLE m_tgt (__fidx INTEGER, __pos BIGINT${defs.map((d) => `, ${d}`).join('')})`,
-    )
     const files = this.#req.files
-    if (files.length === 0) return
+    if (files.length === 0) {
+      const defs = target.map((c, i) => `${sqlIdent(`t${i}`)} ${duckType(c.type)}`)
+      if (tracking !== undefined) defs.push('__rid BIGINT')
+      await this.#con.run(
+        `CREATE TEMP TABLE m_tgt (__fidx INTEGER, __pos BIGINT${defs.map((d) => `, ${d}`).join('')})`,
+      )
+      this.#targetSql = 'SELECT * FROM m_tgt'
+      return
+    }
     const live = await defineLiveRows(this.#con, {
       files,
       paths,
@@ -218,11 +283,46 @@ class MergeJob {
       withFileIndex: true,
       rowTracking: tracking,
     })
-    const id = tracking === undefined ? '' : `, ${sqlIdent(ROW_ID_COL)}`
-    await this.#con.run(
-      `INSERT INTO m_tgt SELECT ${sqlIdent(FILE_INDEX_COL)}, ${sqlIdent(ROW_COL)}${target.map((c, i) => `, ${logicalStructSql(`c${i}`, c.type)}`).join('')}${id} ` +
-        `FROM (${live.sql})`,
+    const cols = [
+      `${sqlIdent(FILE_INDEX_COL)} AS __fidx`,
+      `${sqlIdent(ROW_COL)} AS __pos`,
+      ...target.map(
+        (c, i) => `CAST(${logicalStructSql(`c${i}`, c.type)} AS ${duckType(c.type)}) AS ${sqlIdent(`t${i}`)}`,
+      ),
+      ...(tracking === undefined ? [] : [`${sqlIdent(ROW_ID_COL)} AS __rid`]),
+    ]
+    this.#targetSql = `SELECT ${cols.join(', ')} FROM (${live.sql})`
+  }
+
+  /** The target columns a kept row carries: its position, its id, and the values its image reads. */
+  #keptColumns(clauses: readonly MergeTargetClause[]): string {
+    const cols = ['t.__fidx', 't.__pos']
+    if (this.#req.rowTracking !== undefined) cols.push('t.__rid')
+    for (const i of this.#imageInputs(clauses)) cols.push(`t.${sqlIdent(`t${i}`)}`)
+    return cols.join(', ')
+  }
+
+  /**
+   * Indexes (ascending) of the target columns the images of `clauses` read: those an update
+   * clause leaves as they are, and those its expressions reference.
+   */
+  #imageInputs(clauses: readonly MergeTargetClause[]): number[] {
+    const updates = indexesOf(clauses, 'update').map(
+      (k) => clauses[k] as Extract<MergeTargetClause, { kind: 'update' }>,
     )
+    const inputs = new Set<number>()
+    this.#target.forEach((c, i) => {
+      if (updates.some((u) => u.set[c.name] === undefined)) inputs.add(i)
+    })
+    for (const u of updates) {
+      for (const e of Object.values(u.set)) {
+        for (const [side, name] of columnsOf(e)) {
+          const i = side === 'target' && name !== undefined ? this.#targetIndex.get(name) : undefined
+          if (i !== undefined) inputs.add(i)
+        }
+      }
+    }
+    return [...inputs].sort((a, b) => a - b)
   }
 
   // === Queries ===
@@ -246,22 +346,22 @@ class MergeJob {
   }
 
   async #leavingPositions(): Promise<FileMatches[]> {
+    // Row tracking: the stable id of each leaving row too, for conflict reconciliation (Case 5b).
+    const tracking = this.#req.rowTracking !== undefined
+    const rid = tracking ? ', __rid' : ''
     const acting = (table: string, clauses: readonly MergeTargetClause[]): string =>
-      clauses.length === 0 ? '' : `SELECT DISTINCT __fidx, __pos FROM ${table} WHERE __clause >= 0`
+      clauses.length === 0 ? '' : `SELECT DISTINCT __fidx, __pos${rid} FROM ${table} WHERE __clause >= 0`
     const parts = [
       acting('m_pairs', this.#req.whenMatched),
       acting('m_nmbs', this.#req.whenNotMatchedBySource),
     ].filter((s) => s !== '')
     const byFile = new Map<number, number[]>()
-    // Row tracking: the stable id of each leaving row too, for conflict reconciliation (Case 5b).
-    const tracking = this.#req.rowTracking !== undefined
     const idsByFile = new Map<number, (bigint | null)[]>()
     if (parts.length > 0) {
-      const ids = tracking ? ', list(t.__rid ORDER BY q.__pos)' : ''
-      const join = tracking ? ' JOIN m_tgt t ON t.__fidx = q.__fidx AND t.__pos = q.__pos' : ''
+      const ids = tracking ? ', list(q.__rid ORDER BY q.__pos)' : ''
       const rows = (
         await this.#con.runAndReadAll(
-          `SELECT q.__fidx, list(q.__pos ORDER BY q.__pos)${ids} FROM (${parts.join(' UNION ')}) q${join} GROUP BY q.__fidx`,
+          `SELECT q.__fidx, list(q.__pos ORDER BY q.__pos)${ids} FROM (${parts.join(' UNION ')}) q GROUP BY q.__fidx`,
         )
       ).getRowsJS()
       for (const [fidx, list, rowIds] of rows) {
@@ -274,12 +374,7 @@ class MergeJob {
         }
       }
     }
-    const live = new Map<number, number>()
-    for (const [fidx, n] of (
-      await this.#con.runAndReadAll('SELECT __fidx, count(*) FROM m_tgt GROUP BY __fidx')
-    ).getRowsJS()) {
-      live.set(Number(fidx), Number(n))
-    }
+    const live = await this.#liveRowCounts()
     return this.#req.files.map((f, i) =>
       Object.freeze({
         key: f.key,
@@ -288,6 +383,35 @@ class MergeJob {
         ...(tracking ? { rowIds: Object.freeze(idsByFile.get(i) ?? []) } : {}),
       }),
     )
+  }
+
+  /**
+   * Live rows per request file: the rows in its footer less the distinct positions its deletion
+   * vector holds among them, so that no row is scanned for it.
+   */
+  async #liveRowCounts(): Promise<Map<number, number>> {
+    const live = new Map<number, number>()
+    const files = this.#req.files
+    if (files.length === 0) return live
+    const paths = this.#paths
+    const rows = (
+      await this.#con.runAndReadAll(
+        `SELECT file_name, num_rows FROM parquet_file_metadata([${paths.map(sqlString).join(', ')}])`,
+      )
+    ).getRowsJS()
+    const numRows = new Map(rows.map(([name, n]) => [String(name), Number(n)]))
+    files.forEach((f, i) => {
+      const n = numRows.get(paths[i] as string)
+      if (n === undefined) throw new InternalError(`DuckDB did not report the row count of ${f.key}`)
+      const deleted = f.deletedRows ?? []
+      let hidden = 0
+      for (let k = 0; k < deleted.length; k++) {
+        const p = deleted[k] as number
+        if (p < n && (k === 0 || p !== deleted[k - 1])) hidden++
+      }
+      live.set(i, n - hidden)
+    })
+    return live
   }
 
   /**
@@ -364,6 +488,31 @@ class MergeJob {
   }
 
   /**
+   * Per target column, the SQL of an updated image over a kept-rows table aliased `t` (with its
+   * `__clause`) and, for matched rows, the source under `s`.
+   */
+  #imageSelect(clauses: readonly MergeTargetClause[], updates: readonly number[]): string[] {
+    return this.#target.map((c, i) => {
+      const branches: string[] = []
+      for (const k of updates) {
+        const e = (clauses[k] as Extract<MergeTargetClause, { kind: 'update' }>).set[c.name]
+        if (e !== undefined) branches.push(`WHEN ${k} THEN CAST((${this.#sql(e)}) AS ${duckType(c.type)})`)
+      }
+      const current = `t.${sqlIdent(`t${i}`)}`
+      if (branches.length === 0) return current
+      // Set by every update clause: the current value is neither needed nor carried.
+      if (branches.length === updates.length) return `CASE t.__clause ${branches.join(' ')} END`
+      return `CASE t.__clause ${branches.join(' ')} ELSE ${current} END`
+    })
+  }
+
+  /** `FROM ... WHERE ...` of the updated images of a kept-rows table. */
+  #imageFrom(table: string, updates: readonly number[], withSource: boolean): string {
+    const joinSource = withSource ? ' JOIN m_src s ON s.__sid = t.__sid' : ''
+    return `FROM ${table} t${joinSource} WHERE t.__clause IN (${updates.join(', ')})`
+  }
+
+  /**
    * The new images of the target rows an update clause acted on, with (row tracking) the stable
    * id of each one's target row.
    */
@@ -374,21 +523,11 @@ class MergeJob {
   ): Promise<{ rows: Record<string, unknown>[]; rowIds: (bigint | null)[] }> {
     const updates = indexesOf(clauses, 'update')
     if (updates.length === 0) return { rows: [], rowIds: [] }
-    const select = this.#target.map((c, i) => {
-      const branches: string[] = []
-      for (const k of updates) {
-        const e = (clauses[k] as Extract<MergeTargetClause, { kind: 'update' }>).set[c.name]
-        if (e !== undefined) branches.push(`WHEN ${k} THEN CAST((${this.#sql(e)}) AS ${duckType(c.type)})`)
-      }
-      const current = `t.${sqlIdent(`t${i}`)}`
-      return branches.length === 0 ? current : `CASE p.__clause ${branches.join(' ')} ELSE ${current} END`
-    })
+    const select = this.#imageSelect(clauses, updates)
     const tracking = this.#req.rowTracking !== undefined
     if (tracking) select.push('t.__rid')
-    const joinSource = withSource ? ' JOIN m_src s ON s.__sid = p.__sid' : ''
     const result = await this.#query(
-      `SELECT ${select.join(', ')} FROM ${table} p JOIN m_tgt t ON t.__fidx = p.__fidx AND t.__pos = p.__pos` +
-        `${joinSource} WHERE p.__clause IN (${updates.join(', ')}) ORDER BY p.__fidx, p.__pos`,
+      `SELECT ${select.join(', ')} ${this.#imageFrom(table, updates, withSource)} ORDER BY t.__fidx, t.__pos`,
     )
     const values = result.getRows()
     const at = this.#target.length
@@ -403,9 +542,13 @@ class MergeJob {
     }
   }
 
-  /** The rows inserted for source rows that matched nothing. */
-  async #inserts(clauses: readonly MergeInsertClause[]): Promise<Record<string, unknown>[]> {
-    if (clauses.length === 0) return []
+  /**
+   * Per target column, the SQL of an inserted row over the unmatched source rows under `s` (with
+   * the applying clause in `__clause`), and the `FROM ... WHERE ...` that selects them; undefined
+   * without insert clauses.
+   */
+  #insertQuery(clauses: readonly MergeInsertClause[]): { select: string[]; from: string } | undefined {
+    if (clauses.length === 0) return undefined
     // The inner query names the source `m`, the outer one `s`.
     const insertCase = clauseCase(
       clauses.map((c) => c.condition),
@@ -421,14 +564,92 @@ class MergeJob {
         ? `CAST(NULL AS ${duckType(c.type)})`
         : `CASE s.__clause ${branches.join(' ')} ELSE NULL END`
     })
+    const from =
+      `FROM (SELECT m.*, ${insertCase} AS __clause ` +
+      'FROM m_src m ANTI JOIN m_pairs p ON p.__sid = m.__sid) s WHERE s.__clause >= 0'
+    return { select, from }
+  }
+
+  /** The rows inserted for source rows that matched nothing. */
+  async #inserts(clauses: readonly MergeInsertClause[]): Promise<Record<string, unknown>[]> {
+    const q = this.#insertQuery(clauses)
+    if (q === undefined) return []
     return this.#toRows(
-      (
-        await this.#query(
-          `SELECT ${select.join(', ')} FROM (SELECT m.*, ${insertCase} AS __clause ` +
-            'FROM m_src m ANTI JOIN m_pairs p ON p.__sid = m.__sid) s WHERE s.__clause >= 0 ORDER BY s.__sid',
-        )
-      ).getRows(),
+      (await this.#query(`SELECT ${q.select.join(', ')} ${q.from} ORDER BY s.__sid`)).getRows(),
     )
+  }
+
+  // === Writing the new rows ===
+
+  /**
+   * Computes the updated images and the inserted rows into staging tables of the writer's layout
+   * and writes them: images by file then position (matched ones first), then inserts in source
+   * order, as the rows would have come back. Nothing is written when a value breaks NOT NULL.
+   */
+  async #writeNewRows(output: MergeOutput): Promise<{ written: MergeWritten; inserted: number }> {
+    const req = this.#req
+    const layout = output.out.layout
+    const toLayout = layoutColumnIndexes(layout, this.#target)
+    const tracking = req.rowTracking !== undefined
+    const files = req.files.length + 1
+    // `__idx` orders the parts (matched images, NOT MATCHED BY SOURCE images, inserts) and the
+    // files within them, `__frn` the rows; the writer writes in that order.
+    const staged = (select: readonly string[], order: readonly [string, string], rid: string): string =>
+      [
+        ...layout.dataColumns.map((_, i) => `${select[toLayout.data[i] as number]} AS d${i}`),
+        ...layout.partitionColumns.map((_, j) => `${select[toLayout.partition[j] as number]} AS p${j}`),
+        `CAST(${order[0]} AS INTEGER) AS __idx`,
+        `CAST(${order[1]} AS BIGINT) AS __frn`,
+        ...(tracking ? [`CAST(${rid} AS BIGINT) AS __rid`] : []),
+      ].join(', ')
+    const imageParts: string[] = []
+    for (const [part, table, clauses, withSource] of [
+      [0, 'm_pairs', req.whenMatched, true],
+      [1, 'm_nmbs', req.whenNotMatchedBySource, false],
+    ] as const) {
+      const updates = indexesOf(clauses, 'update')
+      if (updates.length === 0) continue
+      const select = this.#imageSelect(clauses, updates)
+      imageParts.push(
+        `SELECT ${staged(select, [`${part * files} + t.__fidx`, 't.__pos'], 't.__rid')} ${this.#imageFrom(table, updates, withSource)}`,
+      )
+    }
+    const insert = this.#insertQuery(req.whenNotMatched)
+    const insertPart =
+      insert === undefined
+        ? undefined
+        : `SELECT ${staged(insert.select, [`${2 * files}`, 's.__sid'], 'NULL')} ${insert.from}`
+    const empty = `SELECT ${staged(
+      this.#target.map((c) => `CAST(NULL AS ${duckType(c.type)})`),
+      ['0', '0'],
+      'NULL',
+    )} WHERE false`
+    const create = async (table: string, parts: readonly string[]): Promise<void> => {
+      await this.#userSql(
+        `CREATE TEMP TABLE ${table} AS ${parts.length === 0 ? empty : parts.join(' UNION ALL ')}`,
+      )
+      this.#check()
+    }
+    const separate = output.write.separate
+    const tables = separate ? ['m_out_images', 'm_out_inserts'] : ['m_out']
+    if (separate) {
+      await create('m_out_images', imageParts)
+      await create('m_out_inserts', insertPart === undefined ? [] : [insertPart])
+    } else {
+      await create('m_out', insertPart === undefined ? imageParts : [...imageParts, insertPart])
+    }
+    const insertedRows = (
+      await this.#con.runAndReadAll(
+        `SELECT count(*) FROM ${separate ? 'm_out_inserts' : 'm_out'} WHERE __idx = ${2 * files}`,
+      )
+    ).getRows()[0]?.[0]
+    await checkNotNull(this.#con, layout, tables)
+    const images = separate ? await output.out.write('m_out_images', req.rowTracking) : []
+    const inserts = await output.out.write(separate ? 'm_out_inserts' : 'm_out', req.rowTracking)
+    return {
+      written: Object.freeze({ images: Object.freeze(images), inserts: Object.freeze(inserts) }),
+      inserted: Number(insertedRows ?? 0),
+    }
   }
 
   async #query(sql: string): Promise<Awaited<ReturnType<DuckDBConnection['runAndReadAll']>>> {
@@ -528,4 +749,60 @@ function userError(err: unknown): unknown {
   return !isDeltaError(err) && dataPlaneFailureKind(err) === 'query'
     ? dataPlaneError(err, { what: 'MERGE', argument: 'merge' })
     : err
+}
+
+/**
+ * Whether the new rows of a merge into `target` can be written straight from DuckDB: every
+ * column is of a primitive type. Nested values (their inner NOT NULL fields, their mapped field
+ * names) and void columns still go through the writer's per-value checks.
+ */
+function writableInDuckDb(target: WriteTarget): boolean {
+  return target.schema.fields.every((f) => typeof f.type === 'string' && f.type !== 'void')
+}
+
+/** For each data and partition column of the layout, the index of its target column. */
+function layoutColumnIndexes(
+  layout: WriteLayout,
+  target: readonly ColumnSpec[],
+): { data: number[]; partition: number[] } {
+  const find = (c: LayoutColumn): number => {
+    let k = target.findIndex((t) => t.name === c.name)
+    if (k < 0) k = target.findIndex((t) => t.name.toLowerCase() === c.name.toLowerCase())
+    if (k < 0) throw new InternalError(`the merge's target columns lack the written column '${c.name}'`)
+    return k
+  }
+  return { data: layout.dataColumns.map(find), partition: layout.partitionColumns.map(find) }
+}
+
+/** Fails when a new row holds null in a non-nullable column, before anything is written. */
+async function checkNotNull(
+  con: DuckDBConnection,
+  layout: WriteLayout,
+  tables: readonly string[],
+): Promise<void> {
+  const checks: { column: string; sql: string }[] = []
+  layout.dataColumns.forEach((c, i) => {
+    if (!c.nullable) checks.push({ column: c.name, sql: `count(*) FILTER (WHERE d${i} IS NULL)` })
+  })
+  layout.partitionColumns.forEach((c, j) => {
+    if (!c.nullable) checks.push({ column: c.name, sql: `count(*) FILTER (WHERE p${j} IS NULL)` })
+  })
+  if (checks.length === 0) return
+  for (const table of tables) {
+    const row =
+      (await con.runAndReadAll(`SELECT ${checks.map((c) => c.sql).join(', ')} FROM ${table}`)).getRows()[0] ??
+      []
+    checks.forEach((c, k) => {
+      const nulls = Number(row[k] ?? 0)
+      if (nulls > 0) {
+        throw new InvalidArgumentError(
+          `MERGE writes null into column '${c.column}' in ${nulls} row(s), but the column is not nullable`,
+          {
+            argument: 'merge',
+            hint: 'Give the column a non-null value in every update and insert clause that sets it.',
+          },
+        )
+      }
+    })
+  }
 }

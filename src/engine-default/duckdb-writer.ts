@@ -19,6 +19,7 @@ import {
   type RewriteRequest,
   type RewriteRowTracking,
   type WriteRowsRequest,
+  type WriteTarget,
   type WrittenFile,
   type ZOrderOutput,
   type ZOrderRequest,
@@ -356,6 +357,38 @@ export class DuckDbWriter implements DataWriter {
     )
   }
 
+  /**
+   * Writes rows another part of this engine computes in DuckDB, without taking them into
+   * JavaScript: `produce` runs on a write job's connection, leaves each set of rows in a
+   * temporary table and has {@link StagedRowsWriter.write} turn it into files, cut, partitioned
+   * and given statistics as every other write's. Files stored by a call that then fails are
+   * deleted again.
+   *
+   * @param target - the layout of the new files
+   * @param signal - stops the work
+   * @param produce - computes the rows and writes them
+   * @returns what `produce` returns
+   * @throws {InvalidArgumentError} for an invalid target
+   * @throws {StorageError} when DuckDB or the store fails
+   */
+  async writeComputed<T>(
+    target: WriteTarget,
+    signal: AbortSignal | undefined,
+    produce: (out: StagedRowsWriter) => Promise<T>,
+  ): Promise<T> {
+    const layout = planWriteLayout(target)
+    return this.#job('write', layout, signal, (job) =>
+      produce(
+        Object.freeze({
+          con: job.con,
+          layout,
+          write: (table: string, rowTracking?: RowTrackingColumns) =>
+            job.writeStagedTable(table, rowTracking),
+        }),
+      ),
+    )
+  }
+
   /** Runs `fn` with a fresh connection and scratch directory; undoes uploads when it fails. */
   async #job<T>(
     what: string,
@@ -382,6 +415,27 @@ export class DuckDbWriter implements DataWriter {
       await job?.close()
     }
   }
+}
+
+/** What {@link DuckDbWriter.writeComputed} gives the code that computes the rows. */
+export interface StagedRowsWriter {
+  /** The write's connection (time zone UTC); its temporary tables last until the call ends. */
+  readonly con: DuckDBConnection
+  /** The checked layout of the target. */
+  readonly layout: WriteLayout
+  /**
+   * Writes the rows of a temporary table to new files, in the table's order within each
+   * partition. Its columns: `d<i>` (data column `i` of the layout, of its `sqlType`), `p<j>`
+   * (partition column `j`, of its type), `__idx` and `__frn` (integers that order the rows of one
+   * partition) and, with `rowTracking`, `__rid` (the stable row id a row keeps, or NULL for a fresh
+   * one; the commit version is written NULL, as for updated and inserted rows). Values are written
+   * as they are: the caller has checked them (NOT NULL included).
+   *
+   * @param table - the temporary table
+   * @param rowTracking - the hidden columns' names, for a table that tracks rows
+   * @returns the new files; empty when the table has no row
+   */
+  write(table: string, rowTracking?: RowTrackingColumns): Promise<WrittenFile[]>
 }
 
 /** Where change data files go (protocol: Change Data Files). */
@@ -529,6 +583,30 @@ class WriteJob {
       for (const w of written) files.push({ localPath: w.path, partitionValues: g.partitionValues })
     }
     return this.#finish(files, namePrefix)
+  }
+
+  /** See {@link StagedRowsWriter.write}. */
+  async writeStagedTable(table: string, rowTracking?: RowTrackingColumns): Promise<WrittenFile[]> {
+    this.check()
+    const total = Number(
+      (await this.con.runAndReadAll(`SELECT count(*) FROM ${table}`)).getRows()[0]?.[0] ?? 0,
+    )
+    if (total === 0) return []
+    const hidden = rowTracking === undefined ? [] : rowTrackingSelect({ ...rowTracking, updated: true })
+    if (this.layout.partitionColumns.length === 0) {
+      return this.writeGroups(
+        `(SELECT * FROM ${table} ORDER BY __idx, __frn)`,
+        [{ where: 'true', partitionValues: {} }],
+        hidden,
+      )
+    }
+    const final = `${table}_final`
+    const groups = await groupTableByPartition(this.con, this.layout, table, final)
+    return this.writeGroups(
+      final,
+      groups.map((partitionValues, g) => ({ where: `__gid = ${g}`, partitionValues })),
+      hidden,
+    )
   }
 
   /** Compacts one bin into one file, its sources' live rows in bin order then row order. */
@@ -942,16 +1020,24 @@ function emptyToNull(v: string | null): string | null {
   return v === '' ? null : v
 }
 
-/** Groups `w_out` by its partition columns into `w_final` (with `__gid`); returns each group's values. */
+/**
+ * Groups `from` (default `w_out`) by its partition columns into `into` (default `w_final`, with
+ * `__gid`); returns each group's values.
+ */
 async function groupTableByPartition(
   con: DuckDBConnection,
   layout: WriteLayout,
+  from = 'w_out',
+  into = 'w_final',
 ): Promise<Record<string, string | null>[]> {
   const parts = layout.partitionColumns.map((_, j) => `p${j}`)
+  const groupTable = `${into}_groups`
   await con.run(
-    `CREATE TEMP TABLE w_groups AS SELECT row_number() OVER () - 1 AS __gid, * FROM (SELECT DISTINCT ${parts.join(', ')} FROM w_out)`,
+    `CREATE TEMP TABLE ${groupTable} AS SELECT row_number() OVER () - 1 AS __gid, * FROM (SELECT DISTINCT ${parts.join(', ')} FROM ${from})`,
   )
-  const rows = (await con.runAndReadAll(`SELECT ${parts.join(', ')} FROM w_groups ORDER BY __gid`)).getRows()
+  const rows = (
+    await con.runAndReadAll(`SELECT ${parts.join(', ')} FROM ${groupTable} ORDER BY __gid`)
+  ).getRows()
   const groups = rows.map((r, g) => {
     const values: Record<string, string | null> = {}
     layout.partitionColumns.forEach((c, j) => {
@@ -971,7 +1057,7 @@ async function groupTableByPartition(
   })
   const on = parts.map((p) => `o.${p} IS NOT DISTINCT FROM g.${p}`).join(' AND ')
   await con.run(
-    `CREATE TEMP TABLE w_final AS SELECT o.*, g.__gid FROM w_out o JOIN w_groups g ON ${on} ORDER BY g.__gid, o.__idx, o.__frn`,
+    `CREATE TEMP TABLE ${into} AS SELECT o.*, g.__gid FROM ${from} o JOIN ${groupTable} g ON ${on} ORDER BY g.__gid, o.__idx, o.__frn`,
   )
   return groups
 }

@@ -9,6 +9,7 @@
 import type { Expression } from '../expressions/ast.js'
 import type { DataType } from '../protocol/schema.js'
 import type { ColumnSpec, DataFileRef, FileMatches, RowTrackingColumns } from './data-plane.js'
+import type { WriteTarget, WrittenFile } from './data-writer.js'
 
 /** One column of the source rows. */
 export interface MergeSourceColumn {
@@ -83,7 +84,37 @@ export interface MergeRequest {
    * the split.
    */
   readonly reportUpdated?: boolean | undefined
+  /**
+   * Lets the executor write the new rows itself, from where it computed them, instead of
+   * returning them: it then returns {@link MergeResult.written} and no `rows`. An executor may
+   * still return `rows` (for column types or an engine it cannot write them for); the caller
+   * handles both.
+   */
+  readonly write?: MergeWrite | undefined
   readonly signal?: AbortSignal | undefined
+}
+
+/** How a merge executor writes the new rows when it writes them itself. */
+export interface MergeWrite {
+  /**
+   * The layout of the new files, as for `DataWriter.writeRows` (the schema matches
+   * {@link MergeRequest.targetColumns}). Values are checked as that call checks them: a null in a
+   * non-nullable column fails the call with an `InvalidArgumentError` and nothing written.
+   */
+  readonly target: WriteTarget
+  /**
+   * Write the updated images and the inserted rows to separate files (the change data feed reads
+   * each kind whole); otherwise they may share files.
+   */
+  readonly separate: boolean
+}
+
+/** The files a merge executor wrote for the new rows. */
+export interface MergeWritten {
+  /** With {@link MergeWrite.separate}: the files holding the updated images; else empty. */
+  readonly images: readonly WrittenFile[]
+  /** The files holding the inserted rows (without `separate`, the updated images too). */
+  readonly inserts: readonly WrittenFile[]
 }
 
 /** A target row that several source rows would act on. */
@@ -106,10 +137,17 @@ export interface MergeResult {
   /**
    * New target rows, keyed by target column name in the `DataPlane` row representation: the
    * updated images (by file, then position) followed by the inserted rows (in source order).
+   * Empty when the executor wrote them ({@link written}).
    */
   readonly rows: readonly Readonly<Record<string, unknown>>[]
   /**
-   * With `rowTracking` in the request: one entry per row of `rows`, the stable row id of the
+   * Set when the executor wrote the new rows itself (see {@link MergeRequest.write}), in the same
+   * order as `rows` would hold them; with `rowTracking`, every updated image carries the stable
+   * row id of the target row it replaces and every inserted row takes a fresh one.
+   */
+  readonly written?: MergeWritten | undefined
+  /**
+   * With `rowTracking` in the request and the rows returned: one entry per row of `rows`, the stable row id of the
    * target row an updated image replaces, or null for an inserted row (it gets a fresh id).
    */
   readonly rowIds?: readonly (bigint | null)[] | undefined

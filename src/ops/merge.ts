@@ -5,6 +5,7 @@ import { InternalError, InvalidArgumentError, UnsupportedError } from '../errors
 import { conjunction, type Expression } from '../expressions/ast.js'
 import { splitPartitionPredicate } from '../expressions/evaluate-stats.js'
 import { toSql } from '../expressions/to-sql.js'
+import { isIdentityField } from '../protocol/computed-columns.js'
 import { dataFileRefs } from '../scan/data-file-refs.js'
 import { pruneFiles } from '../scan/prune-files.js'
 import { checkFilesTrackRows } from '../scan/row-tracking-scan.js'
@@ -85,6 +86,12 @@ export async function buildMerge(
   const rowTracking = rowTrackingToPreserve(snap)
   if (rowTracking !== undefined) checkFilesTrackRows(files)
   const refs = await dataFileRefs(ctx.engine, files, ctx.signal)
+  const target = evolvedTarget(writeTargetOf(snap), evolution)
+  // With change data feed on, images and inserts go to separate files, read whole as the
+  // postimages and the inserts of the change data.
+  const split = changeDataFeedOn(snap)
+  // Identity values of inserted rows are generated here, in order: those rows come back.
+  const identityInserts = plan.whenNotMatched.length > 0 && target.schema.fields.some(isIdentityField)
   const result = await executor.execute({
     files: refs,
     targetColumns: evolvedColumnSpecs(snap, evolution),
@@ -99,11 +106,20 @@ export async function buildMerge(
     // Case 2 counts the rows a MERGE that inserts matched and left in place as its own: asked for
     // whatever the flags, so that explaining a conflict with Case 2 on gives the answer it would.
     reportKeptMatched: plan.whenNotMatched.length > 0,
-    reportUpdated: changeDataFeedOn(snap),
+    reportUpdated: split,
+    // The executor may write the new rows where it computed them, and check them as the writer would.
+    write: identityInserts ? undefined : { target, separate: split },
     signal: ctx.signal,
   })
   if (result.multipleMatch !== undefined) throw multipleMatchError(plan, sourceRows, result)
-  if (rowTracking !== undefined && result.rowIds?.length !== result.rows.length) {
+  if (split && result.updatedPositions === undefined) {
+    throw new InternalError('the merge executor did not report which leaving rows were updated')
+  }
+  if (
+    result.written === undefined &&
+    rowTracking !== undefined &&
+    result.rowIds?.length !== result.rows.length
+  ) {
     throw new InternalError('the merge executor did not return a row id for every new row')
   }
 
@@ -129,26 +145,15 @@ export async function buildMerge(
   }
   const updated = result.numTargetRowsMatchedUpdated + result.numTargetRowsNotMatchedBySourceUpdated
   const computed = computedColumnWrite(snap)
-  const newRows = computed.mergeRows(result.rows, result.numTargetRowsInserted)
-  // New rows first: a value that does not fit its column fails here, before any DV is written.
-  // With change data feed on, images and inserts go to separate files, read whole as the
-  // postimages and the inserts of the change data.
-  const writeNew = async (from: number, to: number): Promise<WrittenFile[]> =>
-    to <= from
-      ? []
-      : ctx.engine.writer.writeRows({
-          rows: from === 0 && to === newRows.length ? newRows : newRows.slice(from, to),
-          target: evolvedTarget(writeTargetOf(snap), evolution),
-          signal: ctx.signal,
-          rowTracking,
-          rowIds: rowTracking === undefined ? undefined : result.rowIds?.slice(from, to),
-        })
-  const split = result.updatedPositions !== undefined
-  const images = split ? await writeNew(0, updated) : []
-  ctx.wrote(images.map((f) => f.key))
-  const inserts = await writeNew(split ? updated : 0, result.rows.length)
-  ctx.wrote(inserts.map((f) => f.key))
+  if (result.written !== undefined) {
+    ctx.wrote(result.written.images.map((f) => f.key))
+    ctx.wrote(result.written.inserts.map((f) => f.key))
+  }
+  const { images, inserts } =
+    result.written ??
+    (await writeReturnedRows(ctx, result, { target, split, updated, computed, rowTracking }))
   const written = [...images, ...inserts]
+  const newRows = result.written === undefined ? result.rows.length : updated + result.numTargetRowsInserted
   const { removal, actions: fileActions } = await replaceRows(ctx, touched, written)
   const changes = split
     ? await changeDataActions(ctx, {
@@ -173,7 +178,7 @@ export async function buildMerge(
       numTargetRowsMatchedDeleted: result.numTargetRowsMatchedDeleted,
       numTargetRowsNotMatchedBySourceDeleted: result.numTargetRowsNotMatchedBySourceDeleted,
       numTargetRowsCopied: removal.copiedRows,
-      numOutputRows: result.rows.length + removal.copiedRows,
+      numOutputRows: newRows + removal.copiedRows,
       numTargetFilesAdded: written.length + removal.addedFiles,
       numTargetFilesRemoved: removal.removedFiles,
       numTargetBytesAdded: written.reduce((n, f) => n + f.size, 0) + removal.addedBytes,
@@ -191,9 +196,47 @@ export async function buildMerge(
       rowTracking === undefined
         ? undefined
         : removedRowIdsOf(touched, {
-            preservedImageRows: (result.rowIds ?? []).filter((id) => id !== null).length,
+            // Every image keeps its target row's id (the executor reads them from tracked files).
+            preservedImageRows:
+              result.written === undefined
+                ? (result.rowIds ?? []).filter((id) => id !== null).length
+                : updated,
           }),
   })
+}
+
+/**
+ * Writes the new rows an executor returned instead of writing them: identity values for the
+ * inserted ones first, then the images and the inserts (to separate files when `split`). A value
+ * that does not fit its column fails here, before any DV is written.
+ */
+async function writeReturnedRows(
+  ctx: OperationContext,
+  result: MergeResult,
+  how: {
+    readonly target: ReturnType<typeof writeTargetOf>
+    readonly split: boolean
+    readonly updated: number
+    readonly computed: ReturnType<typeof computedColumnWrite>
+    readonly rowTracking: ReturnType<typeof rowTrackingToPreserve>
+  },
+): Promise<{ images: WrittenFile[]; inserts: WrittenFile[] }> {
+  const newRows = how.computed.mergeRows(result.rows, result.numTargetRowsInserted)
+  const writeNew = async (from: number, to: number): Promise<WrittenFile[]> =>
+    to <= from
+      ? []
+      : ctx.engine.writer.writeRows({
+          rows: from === 0 && to === newRows.length ? newRows : newRows.slice(from, to),
+          target: how.target,
+          signal: ctx.signal,
+          rowTracking: how.rowTracking,
+          rowIds: how.rowTracking === undefined ? undefined : result.rowIds?.slice(from, to),
+        })
+  const images = how.split ? await writeNew(0, how.updated) : []
+  ctx.wrote(images.map((f) => f.key))
+  const inserts = await writeNew(how.split ? how.updated : 0, result.rows.length)
+  ctx.wrote(inserts.map((f) => f.key))
+  return { images, inserts }
 }
 
 /**

@@ -12,6 +12,7 @@ import { DuckDBInstance } from '@duckdb/node-api'
 import { resolveDvLocation } from '../../src/dv/index.js'
 import type { DataWriter } from '../../src/engine/data-writer.js'
 import type { Engine } from '../../src/engine/engine.js'
+import type { MergeExecutor } from '../../src/engine/merge-plan.js'
 import { createDefaultEngine } from '../../src/engine-default/default-engine.js'
 import { parseCommitFile } from '../../src/protocol/action-json.js'
 import type { Action, AddFile, RemoveFile } from '../../src/protocol/actions.js'
@@ -317,7 +318,19 @@ export async function openWithHook(
       return method === 'zOrder' ? after(out) : out
     },
   }
-  const engine: Engine = { ...base, writer, close: () => base.close() }
+  // A MERGE executor that writes its new rows itself (`MergeResult.written`) does the MERGE's
+  // writeRows: the hook follows it there.
+  const baseMerge = base.merge
+  const merge: MergeExecutor | undefined =
+    baseMerge === undefined
+      ? undefined
+      : {
+          execute: async (r) => {
+            const out = await baseMerge.execute(r)
+            return method === 'writeRows' && out.written !== undefined ? after(out) : out
+          },
+        }
+  const engine: Engine = { ...base, writer, merge, close: () => base.close() }
   try {
     return await DeltaTable.open(dir, { autoCheckpoint: false, ...openOptions, engine })
   } catch (err) {
