@@ -2,11 +2,11 @@ import { randomUUID } from 'node:crypto'
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import {
+  type DuckDBConnection,
   type DuckDBDataChunk,
   type DuckDBStructType,
   type DuckDBType,
   DuckDBTypeId,
-  type DuckDBVector,
 } from '@duckdb/node-api'
 import type {
   ActionRow,
@@ -18,7 +18,7 @@ import { InvalidTableError, isDeltaError, StorageError } from '../errors/index.j
 import { ACTION_KINDS } from '../protocol/actions.js'
 import type { ObjectStore } from '../storage/object-store.js'
 import { appendAll } from '../util/arrays.js'
-import { decodeTypedAdd, type MapTextCache, planTypedAdds, typedAddVectors } from './checkpoint-typed-rows.js'
+import { type MapTextCache, planTypedAdds, ROW_SEPARATOR_SQL, splitRows } from './checkpoint-typed-rows.js'
 import { dataPlaneError, dataPlaneFailureKind } from './duckdb-errors.js'
 import { type DuckDbRuntime, openStream, sqlIdent, sqlString } from './duckdb-runtime.js'
 import { duckType } from './duckdb-types.js'
@@ -127,6 +127,26 @@ function textLeaves(type: DuckDBType): string {
 const ACTION_COLUMNS: readonly string[] = ACTION_KINDS.filter((k) => k !== 'commitInfo' && k !== 'cdc')
 
 /**
+ * Rows whose texts DuckDB joins into one string (see `ROW_SEPARATOR` in checkpoint-typed-rows):
+ * each string fetched costs a native call and a buffer of its own, so a group costs about what
+ * one row did. Groups this large usually make texts of more than 128 KiB, which V8 allocates
+ * outside its young generation: the texts stay referenced (paths and statistics are slices of
+ * them) and are then never copied by a scavenge.
+ */
+const ROWS_PER_TEXT = 2048
+
+/**
+ * Rows of one file read by one query: two of DuckDB's default row groups (122,880 rows each).
+ */
+const ROWS_PER_SLICE = 2 ** 18
+
+/**
+ * The longest group text fetched as one string, in UTF-8 bytes (a JavaScript string holds at
+ * most 2^29 - 24 UTF-16 units); the rows of a longer group are fetched one by one.
+ */
+const MAX_TEXT_BYTES = 2 ** 28
+
+/**
  * The default {@link ParquetHandler}: DuckDB reads and writes the log's Parquet files.
  */
 export class DuckDbParquetHandler implements ParquetHandler {
@@ -155,7 +175,7 @@ export class DuckDbParquetHandler implements ParquetHandler {
   }
 
   /**
-   * Streams the rows of `keys` to `onBatch`, one batch per DuckDB chunk; with `typedAdds`,
+   * Streams the rows of `keys` to `onBatch`, one batch per group of rows; with `typedAdds`,
    * `add` rows whose fields have their protocol types come decoded (see checkpoint-typed-rows).
    */
   async #readRows(
@@ -189,43 +209,88 @@ export class DuckDbParquetHandler implements ParquetHandler {
             : `to_json(${sqlIdent(c)})`
         // One commit-shaped JSON line per row: the first non-null action column wins (a valid
         // checkpoint row has exactly one). to_json writes BIGINTs as exact integers.
-        let line = `coalesce(${present.map((c) => `'{"${c}":' || ${json(c)} || '}'`).join(', ')})`
+        const line = `coalesce(${present.map((c) => `'{"${c}":' || ${json(c)} || '}'`).join(', ')})`
         const plan =
           typedAdds && addType !== undefined
             ? planTypedAdds(addType, present.slice(0, present.indexOf('add')))
             : undefined
-        if (plan !== undefined) line = `CASE WHEN ${plan.condition} THEN NULL ELSE ${line} END`
-        const columns = plan === undefined ? '' : `, ${plan.columns.join(', ')}`
-        // Streamed, not materialized: DuckDB holds one chunk of rows at a time, and each chunk is
-        // handed over before the next one is read.
-        const stream = await openStream(con, `SELECT ${line} AS line${columns} FROM ${source}`, {
-          signal: opts?.signal,
-          onFailure: (failure) =>
-            failure.cause instanceof Error ? failure.cause : new Error(`IO Error: ${failure.detail}`),
-        })
+        // A row's text, optionally after its number (null for a row with no action at all).
+        const rowText = (number?: string): string => {
+          const json = number === undefined ? line : `${number} || ${line}`
+          return plan === undefined
+            ? json
+            : `CASE WHEN ${plan.condition} THEN ${plan.text(number)} ELSE ${json} END`
+        }
+        const text = rowText()
         const maps: MapTextCache = new Map()
-        const chunks = stream.chunks()
-        let next = chunks.next()
-        try {
-          for (;;) {
-            const { done, value: chunk } = await next
-            if (done) break
-            // DuckDB reads the next chunk on its own thread while this one is decoded and parsed
-            // here: a fetched chunk owns its memory, so the two never share a buffer.
-            next = chunks.next()
-            const rows = chunkRows(chunk, plan !== undefined, maps)
-            try {
-              onBatch(rows)
-            } catch (error) {
-              consumerError = { error }
-              throw error
-            }
+        const deliver = (rows: ActionRow[]): void => {
+          try {
+            onBatch(rows)
+          } catch (error) {
+            consumerError = { error }
+            throw error
           }
-        } catch (err) {
-          // The fetch under way must end before the connection serves another query.
-          await next.catch(() => undefined)
-          await chunks.return(undefined).catch(() => undefined)
-          throw err
+        }
+        // A file column named like DuckDB's row position columns would hide them: the rows of
+        // such a file are streamed one text each.
+        if (names.includes('file_index') || names.includes('file_row_number')) {
+          await forEachChunk(con, `SELECT ${text} AS t FROM ${source}`, opts?.signal, async (chunk) => {
+            const texts = chunk.getColumnVector(0)
+            const rows: ActionRow[] = []
+            // Read once: the getter is a native call.
+            const count = chunk.rowCount
+            for (let i = 0; i < count; i++) {
+              const value = texts.getItem(i)
+              if (typeof value === 'string') splitRows(value, rows, maps)
+            }
+            deliver(rows)
+          })
+          return
+        }
+        // Each file is read in slices of rows, so that DuckDB holds the texts of one slice at a
+        // time (the grouping waits for every row of its input); a slice reads only the row
+        // groups it covers.
+        for (let file = 0; file < staged.length; file++) {
+          for (let from = 0; ; from += ROWS_PER_SLICE) {
+            const rowsSql =
+              `SELECT file_row_number AS r, ${rowText('CAST(file_row_number AS VARCHAR)')} AS t FROM ${source} WHERE file_index = ${file} ` +
+              `AND file_row_number >= ${from} AND file_row_number < ${from + ROWS_PER_SLICE}`
+            const sql =
+              `SELECT r // ${ROWS_PER_TEXT} AS g, count(*) AS n, sum(strlen(t)) AS bytes, ` +
+              `string_agg(t, ${ROW_SEPARATOR_SQL}) AS t FROM (${rowsSql}) GROUP BY g ORDER BY g`
+            let sliceRows = 0
+            await forEachChunk(con, sql, opts?.signal, async (chunk) => {
+              const groups = chunk.getColumnVector(0)
+              const counts = chunk.getColumnVector(1)
+              const bytes = chunk.getColumnVector(2)
+              const texts = chunk.getColumnVector(3)
+              const count = chunk.rowCount
+              for (let i = 0; i < count; i++) {
+                sliceRows += Number(counts.getItem(i))
+                const size = bytes.getItem(i)
+                // Every row of the group was null (no action): nothing to hand over.
+                if (size === null) continue
+                const rows: ActionRow[] = []
+                if (Number(size) <= MAX_TEXT_BYTES) {
+                  splitRows(texts.getItem(i) as string, rows, maps, true)
+                } else {
+                  // Too long for one JavaScript string: this group's rows come one text each.
+                  const group = `SELECT t FROM (${rowsSql}) WHERE r // ${ROWS_PER_TEXT} = ${groups.getItem(i)} AND t IS NOT NULL ORDER BY r`
+                  await this.#duck.withConnection(async (other) => {
+                    await other.run(`SET TimeZone = 'UTC'`)
+                    await forEachChunk(other, group, opts?.signal, async (part) => {
+                      const one = part.getColumnVector(0)
+                      for (let j = 0; j < part.rowCount; j++)
+                        splitRows(one.getItem(j) as string, rows, maps, true)
+                    })
+                  })
+                }
+                deliver(rows)
+              }
+            })
+            // A short slice is the file's last.
+            if (sliceRows < ROWS_PER_SLICE) break
+          }
         }
       })
     } catch (err) {
@@ -287,23 +352,36 @@ export class DuckDbParquetHandler implements ParquetHandler {
 }
 
 /**
- * The rows of one result chunk: column 0 holds each row's JSON line, and with `typed` the
- * columns after it a typed add's fields (used where the line is null).
+ * Streams the chunks of `sql` to `onChunk`, one at a time: DuckDB computes the next chunk on its
+ * own thread while this one is handled here (a fetched chunk owns its memory, so the two never
+ * share a buffer).
  */
-function chunkRows(chunk: DuckDBDataChunk, typed: boolean, maps: MapTextCache): ActionRow[] {
-  const lines = chunk.getColumnVector(0)
-  const fields = typed ? typedAddVectors(chunk, 1) : undefined
-  const rows: ActionRow[] = []
-  // Read once: the getter is a native call.
-  const count = chunk.rowCount
-  for (let i = 0; i < count; i++) {
-    const value = lines.getItem(i)
-    if (typeof value === 'string') rows.push(value)
-    // No line but the typed fields: a typed add (a row with no action at all has neither).
-    else if (fields !== undefined && (fields[0] as DuckDBVector).getItem(i) !== null)
-      rows.push(decodeTypedAdd(fields, i, maps))
+async function forEachChunk(
+  con: DuckDBConnection,
+  sql: string,
+  signal: AbortSignal | undefined,
+  onChunk: (chunk: DuckDBDataChunk) => Promise<void>,
+): Promise<void> {
+  const stream = await openStream(con, sql, {
+    signal,
+    onFailure: (failure) =>
+      failure.cause instanceof Error ? failure.cause : new Error(`IO Error: ${failure.detail}`),
+  })
+  const chunks = stream.chunks()
+  let next = chunks.next()
+  try {
+    for (;;) {
+      const { done, value: chunk } = await next
+      if (done) break
+      next = chunks.next()
+      await onChunk(chunk)
+    }
+  } catch (err) {
+    // The fetch under way must end before the connection serves another query.
+    await next.catch(() => undefined)
+    await chunks.return(undefined).catch(() => undefined)
+    throw err
   }
-  return rows
 }
 
 function errorText(err: unknown): string {

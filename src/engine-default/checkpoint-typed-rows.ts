@@ -1,31 +1,51 @@
 /**
- * Checkpoint `add` rows read as typed columns instead of JSON text.
+ * Checkpoint `add` rows read as one compact text each instead of a JSON line.
  *
  * Nearly every row of a large checkpoint is an `add`, and turning each into a JSON line in DuckDB
  * only to parse it again in JavaScript was most of the cost of opening a large table. When the
  * `add` struct has the types the protocol gives its fields (as Spark, delta-rs and this library
- * write them), the rows whose required fields are all present are read field by field: exact
- * 64-bit integers as bigint, booleans, maps as JSON objects, and the path, partition values and
- * statistics together in one text (see {@link SEPARATOR}). Every other row, and every
- * row of a checkpoint typed otherwise, still arrives as its JSON line, so a malformed row fails
- * with the same message as before. The row object goes through the same action reader as a
- * parsed line does.
+ * write them), a row whose required fields are all present becomes one text of its fields in a
+ * fixed order (see {@link planTypedAdds}), read here into the decoded row: exact 64-bit integers
+ * as bigint, booleans, maps as JSON objects. Every other row, and every row of a checkpoint typed
+ * otherwise, still arrives as its JSON line, so a malformed row fails with the same message as
+ * before. The row object goes through the same action reader as a parsed line does.
+ *
+ * Texts of several rows travel together, joined by {@link ROW_SEPARATOR}: DuckDB hands each
+ * string over to JavaScript with a native call and a buffer of its own, so fetching one string
+ * per group of rows instead of one per row is most of the saving on a large checkpoint.
  */
-import {
-  type DuckDBDataChunk,
-  type DuckDBStructType,
-  type DuckDBType,
-  DuckDBTypeId,
-  type DuckDBVector,
-} from '@duckdb/node-api'
+import type { DuckDBStructType, DuckDBType } from '@duckdb/node-api'
+import { DuckDBTypeId } from '@duckdb/node-api'
+import type { ActionRow } from '../engine/engine.js'
 import { sqlString } from './duckdb-runtime.js'
 
-/** How the typed `add` rows of one query are selected and read. */
+/**
+ * Separates the fields of a typed row, and starts one: a JSON line never holds it raw (JSON text
+ * escapes control characters), so a row text that begins with it is a typed `add`. A field that
+ * could hold it (the path, the DV's path, the clustering provider) sends its row to the JSON
+ * reader instead.
+ */
+const FIELD_SEPARATOR = '\u0001'
+const FIELD_SQL = 'chr(1)'
+
+/**
+ * Separates the rows of one fetched text. JSON text escapes it, and a typed row holding it in a
+ * raw text field (the statistics among them) goes the JSON way.
+ */
+export const ROW_SEPARATOR = '\u001e'
+/** {@link ROW_SEPARATOR} in SQL. */
+export const ROW_SEPARATOR_SQL = 'chr(30)'
+
+/** How the typed `add` rows of one query are selected and written. */
 export interface TypedAddPlan {
-  /** SQL: true for a row read from the typed columns (its JSON line is then not computed). */
+  /** SQL: true for a row written as its typed text (its JSON line is then not computed). */
   readonly condition: string
-  /** SQL expressions of the typed columns, in the order {@link decodeTypedAdd} reads them. */
-  readonly columns: readonly string[]
+  /**
+   * SQL: the row's typed text, read back by {@link splitRows}.
+   *
+   * @param number - SQL of the row's number to write first (see {@link splitRows}), if any
+   */
+  text(number?: string): string
 }
 
 const MAP_TEXT = 'MAP(VARCHAR, VARCHAR)'
@@ -39,7 +59,7 @@ const REQUIRED: ReadonlyArray<readonly [string, string]> = [
   ['dataChange', 'BOOLEAN'],
 ]
 
-/** Optional fields read as columns when the struct has them, with their types. */
+/** Optional fields read when the struct has them, with their types. */
 const OPTIONAL: ReadonlyArray<readonly [string, string]> = [
   ['stats', 'VARCHAR'],
   ['tags', MAP_TEXT],
@@ -58,18 +78,6 @@ const DV_FIELDS: ReadonlyArray<readonly [string, string]> = [
   ['maxRowIndex', 'BIGINT'],
 ]
 
-/**
- * The separator of the path, the partition values' JSON and the statistics in the one text
- * column that carries them: DuckDB hands each string over to JavaScript with a native call, so
- * one string per row instead of three is most of the saving on a large checkpoint. A path
- * holding it is left to the JSON reader; JSON text escapes it; the statistics come last, so they
- * may hold anything.
- */
-const SEPARATOR = '\u0001'
-
-/** The number of typed columns: the text, the other required and optional fields, the DV's. */
-const TYPED_COLUMNS = 1 + 3 + 4 + DV_FIELDS.length
-
 function fieldTypes(type: DuckDBType): Map<string, DuckDBType> | undefined {
   if (type.typeId !== DuckDBTypeId.STRUCT) return undefined
   const struct = type as DuckDBStructType
@@ -84,9 +92,20 @@ function field(of: string, name: string): string {
   return `struct_extract(${of}, ${sqlString(name)})`
 }
 
+/** SQL: true when the text `sql` (possibly null) holds neither separator. */
+function noSeparator(sql: string): string {
+  return `coalesce(strpos(${sql}, ${FIELD_SQL}) = 0 AND strpos(${sql}, ${ROW_SEPARATOR_SQL}) = 0, true)`
+}
+
 /**
  * Plans the typed reading of `add` rows, or `undefined` when the column's types differ from the
  * protocol's (every row is then read as JSON).
+ *
+ * The text of a typed row is, each field after a {@link FIELD_SEPARATOR}: the path, the partition
+ * values' JSON, size, modification time, data change (`t`/`f`), the tags' JSON, base row id,
+ * default row commit version, clustering provider, the DV's storage type, path, offset, size,
+ * cardinality and max row index, and last the statistics (which may then hold the field
+ * separator). A null is the empty field; a text that may be empty is written after a `+`.
  *
  * @param addType - the type of the `add` column
  * @param before - the action columns that come before `add` in the JSON line's `coalesce` (a row
@@ -99,7 +118,6 @@ export function planTypedAdds(addType: DuckDBType, before: readonly string[]): T
   const add = '"add"'
   const conditions = [`${add} IS NOT NULL`]
   for (const c of before) conditions.push(`"${c}" IS NULL`)
-  const columns: string[] = []
   for (const [name, type] of REQUIRED) {
     if (types.get(name)?.toString() !== type) return undefined
     conditions.push(`${field(add, name)} IS NOT NULL`)
@@ -123,6 +141,7 @@ export function planTypedAdds(addType: DuckDBType, before: readonly string[]): T
     conditions.push(
       `(${dv} IS NULL OR (${field(dv, 'storageType')} IN ('u', 'i', 'p') AND ${field(dv, 'pathOrInlineDv')} IS NOT NULL AND ${field(dv, 'sizeInBytes')} IS NOT NULL AND ${field(dv, 'cardinality')} IS NOT NULL))`,
     )
+    conditions.push(noSeparator(field(dv, 'pathOrInlineDv')))
   }
   // A row that needs its typed statistics converted (no JSON stats, a stats_parsed struct) goes
   // the JSON way, where such rows wait for the table schema.
@@ -133,22 +152,42 @@ export function planTypedAdds(addType: DuckDBType, before: readonly string[]): T
         : `${field(add, 'stats_parsed')} IS NULL`,
     )
   }
-  conditions.push(`strpos(${field(add, 'path')}, chr(1)) = 0`)
-  const stats = types.has('stats') ? `coalesce(chr(1) || ${field(add, 'stats')}, '')` : `''`
-  // Most tables are unpartitioned: an empty map's JSON is written as is rather than computed.
+  conditions.push(`strpos(${field(add, 'path')}, ${FIELD_SQL}) = 0`)
+  conditions.push(`strpos(${field(add, 'path')}, ${ROW_SEPARATOR_SQL}) = 0`)
+  if (types.has('clusteringProvider')) conditions.push(noSeparator(field(add, 'clusteringProvider')))
+  if (types.has('stats'))
+    conditions.push(`coalesce(strpos(${field(add, 'stats')}, ${ROW_SEPARATOR_SQL}) = 0, true)`)
+
+  // One concat() per row: a chain of `||` would copy the growing text once per field. concat()
+  // leaves out a null, which is the empty field a null stands for.
+  const has = (name: string): boolean => types.has(name)
+  const dv = field(add, 'deletionVector')
+  const dvField = (name: string): string => (dvTypes?.has(name) === true ? field(dv, name) : 'NULL')
   const values = field(add, 'partitionValues')
-  const valuesJson = `CASE WHEN cardinality(${values}) = 0 THEN '{}' ELSE to_json(${values}) END`
-  columns.push(`${field(add, 'path')} || chr(1) || ${valuesJson} || ${stats}`)
-  for (const name of ['size', 'modificationTime', 'dataChange']) columns.push(field(add, name))
-  for (const [name, type] of OPTIONAL) {
-    if (name === 'stats') continue
-    if (!types.has(name)) columns.push('NULL')
-    else columns.push(type === MAP_TEXT ? `to_json(${field(add, name)})` : field(add, name))
+  const parts = [
+    field(add, 'path'),
+    // Most tables are unpartitioned: an empty map's JSON is written as is rather than computed.
+    `CASE WHEN cardinality(${values}) = 0 THEN '{}' ELSE to_json(${values}) END`,
+    field(add, 'size'),
+    field(add, 'modificationTime'),
+    `CASE WHEN ${field(add, 'dataChange')} THEN 't' ELSE 'f' END`,
+    has('tags') ? `to_json(${field(add, 'tags')})` : undefined,
+    has('baseRowId') ? field(add, 'baseRowId') : undefined,
+    has('defaultRowCommitVersion') ? field(add, 'defaultRowCommitVersion') : undefined,
+    has('clusteringProvider') ? `'+' || ${field(add, 'clusteringProvider')}` : undefined,
+    ...DV_FIELDS.map(([name]) => (dvTypes?.has(name) === true ? dvField(name) : undefined)),
+    has('stats') ? `'+' || ${field(add, 'stats')}` : undefined,
+  ]
+  const args: string[] = []
+  for (const part of parts) {
+    args.push(FIELD_SQL)
+    if (part !== undefined) args.push(part)
   }
-  for (const [name] of DV_FIELDS) {
-    columns.push(dvTypes?.has(name) === true ? field(field(add, 'deletionVector'), name) : 'NULL')
+  const fields = args.join(', ')
+  return {
+    condition: conditions.join(' AND '),
+    text: (number) => `concat(${number === undefined ? '' : `${number}, `}${fields})`,
   }
-  return { condition: conditions.join(' AND '), columns }
 }
 
 /** Parsed JSON objects of map texts already seen in one read (most files share their maps). */
@@ -156,8 +195,7 @@ export type MapTextCache = Map<string, unknown>
 
 const MAP_CACHE_MAX = 4096
 
-function mapFromText(text: string | null, cache: MapTextCache): unknown {
-  if (text === null) return null
+function mapFromText(text: string, cache: MapTextCache): unknown {
   let value = cache.get(text)
   if (value === undefined) {
     // DuckDB's JSON of a VARCHAR map: an object of strings and nulls, nothing JSON.parse rounds.
@@ -168,63 +206,172 @@ function mapFromText(text: string | null, cache: MapTextCache): unknown {
   return value
 }
 
+/** The map of the field `text[from, to)`: null when empty, the shared parse of `{}` when empty. */
+function mapAt(text: string, from: number, to: number, cache: MapTextCache): unknown {
+  if (from === to) return null
+  if (to === from + 2 && text.charCodeAt(from) === 123) return mapFromText('{}', cache)
+  return mapFromText(text.slice(from, to), cache)
+}
+
 /**
- * Reads the typed `add` row `i` of a chunk into a decoded checkpoint row (`{ add: {...} }`, null
- * for a null field), the form the action reader takes.
- *
- * @param vectors - the chunk's typed columns, in the plan's order
- * @param i - the row
- * @param maps - the read's map-text cache (the objects it returns are read, never changed)
- * @returns the decoded row
+ * The integer of the decimal field `text[from, to)` as a bigint, null when empty. Short fields
+ * are read digit by digit (no substring to allocate); the text is DuckDB's cast of an integer.
  */
-export function decodeTypedAdd(
-  vectors: readonly DuckDBVector[],
-  i: number,
-  maps: MapTextCache,
-): Readonly<Record<string, unknown>> {
-  const v = vectors as readonly [DuckDBVector, ...DuckDBVector[]]
-  const text = v[0].getItem(i) as string
-  const afterPath = text.indexOf(SEPARATOR)
-  const afterValues = text.indexOf(SEPARATOR, afterPath + 1)
-  const storageType = (v[8] as DuckDBVector).getItem(i)
-  const add: Record<string, unknown> = {
-    path: text.slice(0, afterPath),
-    partitionValues: mapFromText(
-      afterValues < 0 ? text.slice(afterPath + 1) : text.slice(afterPath + 1, afterValues),
-      maps,
-    ),
-    size: (v[1] as DuckDBVector).getItem(i),
-    modificationTime: (v[2] as DuckDBVector).getItem(i),
-    dataChange: (v[3] as DuckDBVector).getItem(i),
-    stats: afterValues < 0 ? null : text.slice(afterValues + 1),
-    tags: mapFromText((v[4] as DuckDBVector).getItem(i) as string | null, maps),
-    deletionVector:
-      storageType === null
-        ? null
-        : {
-            storageType,
-            pathOrInlineDv: (v[9] as DuckDBVector).getItem(i),
-            offset: (v[10] as DuckDBVector).getItem(i),
-            sizeInBytes: (v[11] as DuckDBVector).getItem(i),
-            cardinality: (v[12] as DuckDBVector).getItem(i),
-            maxRowIndex: (v[13] as DuckDBVector).getItem(i),
-          },
-    baseRowId: (v[5] as DuckDBVector).getItem(i),
-    defaultRowCommitVersion: (v[6] as DuckDBVector).getItem(i),
-    clusteringProvider: (v[7] as DuckDBVector).getItem(i),
+function longAt(text: string, from: number, to: number): bigint | null {
+  if (from === to) return null
+  if (to - from > 15) return BigInt(text.slice(from, to))
+  return BigInt(intAt(text, from, to))
+}
+
+/** The integer of a decimal field of at most 15 characters (sign included), null when empty. */
+function intAt(text: string, from: number, to: number): number {
+  const negative = text.charCodeAt(from) === 45
+  let n = 0
+  for (let i = negative ? from + 1 : from; i < to; i++) n = n * 10 + (text.charCodeAt(i) - 48)
+  return negative ? -n : n
+}
+
+/**
+ * Reads one typed row, `text[from, to)` (starting at its leading field separator), into a
+ * decoded checkpoint row (`{ add: {...} }`, null for a null field), the form the action reader
+ * takes.
+ */
+function decodeTypedAdd(text: string, from: number, to: number, maps: MapTextCache): ActionRow {
+  const S = FIELD_SEPARATOR
+  let a = from + 1
+  let b = text.indexOf(S, a)
+  const path = text.slice(a, b)
+  a = b + 1
+  b = text.indexOf(S, a)
+  const partitionValues = mapAt(text, a, b, maps)
+  a = b + 1
+  b = text.indexOf(S, a)
+  const size = longAt(text, a, b)
+  a = b + 1
+  b = text.indexOf(S, a)
+  const modificationTime = longAt(text, a, b)
+  a = b + 1
+  b = text.indexOf(S, a)
+  const dataChange = text.charCodeAt(a) === 116
+  a = b + 1
+  b = text.indexOf(S, a)
+  const tags = mapAt(text, a, b, maps)
+  a = b + 1
+  b = text.indexOf(S, a)
+  const baseRowId = longAt(text, a, b)
+  a = b + 1
+  b = text.indexOf(S, a)
+  const defaultRowCommitVersion = longAt(text, a, b)
+  a = b + 1
+  b = text.indexOf(S, a)
+  const clusteringProvider = a === b ? null : text.slice(a + 1, b)
+  a = b + 1
+  b = text.indexOf(S, a)
+  let deletionVector: Record<string, unknown> | null = null
+  if (a === b) {
+    // No descriptor: its remaining five fields are empty.
+    b += 5
+  } else {
+    const storageType = text.slice(a, b)
+    a = b + 1
+    b = text.indexOf(S, a)
+    const pathOrInlineDv = text.slice(a, b)
+    a = b + 1
+    b = text.indexOf(S, a)
+    const offset = a === b ? null : intAt(text, a, b)
+    a = b + 1
+    b = text.indexOf(S, a)
+    const sizeInBytes = intAt(text, a, b)
+    a = b + 1
+    b = text.indexOf(S, a)
+    const cardinality = longAt(text, a, b)
+    a = b + 1
+    b = text.indexOf(S, a)
+    const maxRowIndex = longAt(text, a, b)
+    deletionVector = { storageType, pathOrInlineDv, offset, sizeInBytes, cardinality, maxRowIndex }
+  }
+  a = b + 1
+  const stats = a === to ? null : text.slice(a + 1, to)
+  const add = {
+    path,
+    partitionValues,
+    size,
+    modificationTime,
+    dataChange,
+    stats,
+    tags,
+    deletionVector,
+    baseRowId,
+    defaultRowCommitVersion,
+    clusteringProvider,
   }
   return { add }
 }
 
 /**
- * The typed columns of a chunk, from column `first` on.
+ * Appends the rows of one fetched text (row texts joined by {@link ROW_SEPARATOR}) to `out`: a
+ * typed row decoded, any other as its JSON line.
  *
- * @param chunk - a result chunk
- * @param first - the index of the plan's first column
- * @returns the vectors, in the plan's order
+ * With `numbered`, each row text starts with its row number in decimal: DuckDB joins a group's
+ * texts in the order its threads happened to see them, which is nearly always row order, and
+ * the rows are put back in order here when it is not.
+ *
+ * @param text - the fetched text
+ * @param out - where the rows go, in order
+ * @param maps - the read's map-text cache (the objects it returns are read, never changed)
+ * @param numbered - whether each row starts with its row number
  */
-export function typedAddVectors(chunk: DuckDBDataChunk, first: number): DuckDBVector[] {
-  const out: DuckDBVector[] = []
-  for (let c = 0; c < TYPED_COLUMNS; c++) out.push(chunk.getColumnVector(first + c))
-  return out
+export function splitRows(text: string, out: ActionRow[], maps: MapTextCache, numbered = false): void {
+  const first = out.length
+  let numbers: number[] | undefined
+  let last = -1
+  let ordered = true
+  let from = 0
+  for (;;) {
+    let to = text.indexOf(ROW_SEPARATOR, from)
+    if (to < 0) to = text.length
+    if (numbered) {
+      let n = 0
+      let c = text.charCodeAt(from)
+      while (c >= 48 && c <= 57) {
+        n = n * 10 + (c - 48)
+        c = text.charCodeAt(++from)
+      }
+      if (n <= last) ordered = false
+      last = n
+      if (!ordered) {
+        numbers ??= []
+        // The numbers of the rows before the first one out of order, then each row's own.
+        while (numbers.length < out.length - first) numbers.push(-1)
+      }
+      numbers?.push(n)
+    }
+    if (text.charCodeAt(from) === 1) out.push(decodeTypedAdd(text, from, to, maps))
+    else out.push(from === 0 && to === text.length ? text : text.slice(from, to))
+    if (to === text.length) break
+    from = to + 1
+  }
+  if (numbers !== undefined) restoreOrder(text, out, first, numbers)
+}
+
+/**
+ * Sorts `out[first..]` by row number. `numbers` holds the number of each of those rows, except
+ * for a leading run of -1 (rows read before the first row out of order), which are numbered
+ * again from the text.
+ */
+function restoreOrder(text: string, out: ActionRow[], first: number, numbers: number[]): void {
+  let from = 0
+  for (let i = 0; i < numbers.length && numbers[i] === -1; i++) {
+    let n = 0
+    let c = text.charCodeAt(from)
+    while (c >= 48 && c <= 57) {
+      n = n * 10 + (c - 48)
+      c = text.charCodeAt(++from)
+    }
+    numbers[i] = n
+    from = text.indexOf(ROW_SEPARATOR, from) + 1
+  }
+  const rows = out.splice(first)
+  const order = rows.map((_, i) => i).sort((a, b) => (numbers[a] as number) - (numbers[b] as number))
+  for (const i of order) out.push(rows[i] as ActionRow)
 }
