@@ -147,11 +147,14 @@ export class LayeredMap<K, V> implements ReadonlyMap<K, V> {
 
   /** @returns the keys in iteration order */
   keys(): MapIterator<K> {
+    // Without layers the base's own iterator: a generator step per entry costs far more.
+    if (this.#layers.length === 0) return this.#base.keys() as MapIterator<K>
     return projected(this[Symbol.iterator](), ([k]) => k)
   }
 
   /** @returns the values in iteration order */
   values(): MapIterator<V> {
+    if (this.#layers.length === 0) return this.#base.values() as MapIterator<V>
     return projected(this[Symbol.iterator](), ([, v]) => v)
   }
 

@@ -7,13 +7,15 @@ import {
   TableNotFoundError,
   VersionNotFoundError,
 } from '../errors/index.js'
-import { type LogSegment, planLogSegment } from '../log/log-segment.js'
+import { type FileMetaLike, type LogSegment, planLogSegment } from '../log/log-segment.js'
 import { replayLog } from '../log/replay.js'
 import type { Action, Version } from '../protocol/actions.js'
 import {
+  checkpointFileName,
   commitFileName,
   type LastCheckpoint,
   LOG_DIR,
+  multiPartCheckpointFileName,
   parseLastCheckpoint,
   parseLogFileName,
 } from '../protocol/log-files.js'
@@ -99,6 +101,37 @@ async function buildSnapshot(
   fullListing?: FileMeta[],
   partialListing?: FileMeta[],
 ): Promise<Snapshot> {
+  let early: EarlyCheckpointRead | undefined
+  try {
+    if (fullListing === undefined && partialListing === undefined && hint !== undefined) {
+      early = startHintedCheckpointRead(engine, hint, signal)
+    }
+    return await buildFromListing(
+      engine,
+      location,
+      targetVersion,
+      hint,
+      signal,
+      early,
+      fullListing,
+      partialListing,
+    )
+  } finally {
+    // An early read the plan did not take must end before the engine may be closed.
+    await early?.settled
+  }
+}
+
+async function buildFromListing(
+  engine: Engine,
+  location: string,
+  targetVersion: Version | undefined,
+  hint: LastCheckpoint | undefined,
+  signal: AbortSignal | undefined,
+  early: EarlyCheckpointRead | undefined,
+  fullListing: FileMeta[] | undefined,
+  partialListing: FileMeta[] | undefined,
+): Promise<Snapshot> {
   let listing: FileMeta[]
   let partial = false
   if (fullListing !== undefined) {
@@ -136,7 +169,8 @@ async function buildSnapshot(
   let batches: Awaited<ReturnType<typeof readSegment>>
   for (;;) {
     try {
-      batches = await readSegment(engine, segment, signal)
+      batches = await readSegment(engine, segment, signal, early)
+      early = undefined
       break
     } catch (err) {
       // An unreadable checkpoint is not the end when older state can rebuild the same version:
@@ -200,17 +234,85 @@ function hintListingStart(hint: LastCheckpoint): string | undefined {
 
 // === Reading the segment ===
 
+/**
+ * A read of the checkpoint the `_last_checkpoint` hint names, started before the log is listed:
+ * the data plane reads it on its own threads while the listing runs, and the plan takes it when
+ * it picks that checkpoint (it nearly always does).
+ */
+interface EarlyCheckpointRead {
+  readonly version: Version
+  /** The Parquet keys read, in part order. */
+  readonly keys: readonly string[]
+  readonly actions: Promise<Action[]>
+  /** Resolves once the read has ended, whatever its outcome. */
+  readonly settled: Promise<void>
+}
+
+/** Starts reading the hinted checkpoint, or `undefined` when the hint does not name its files. */
+function startHintedCheckpointRead(
+  engine: Engine,
+  hint: LastCheckpoint,
+  signal: AbortSignal | undefined,
+): EarlyCheckpointRead | undefined {
+  // A V2 checkpoint's file name is not in the hint's version and part count.
+  if (hint.v2Checkpoint !== undefined) return undefined
+  let keys: string[]
+  try {
+    keys =
+      hint.parts === undefined
+        ? [`${LOG_DIR}${checkpointFileName(hint.version)}`]
+        : Array.from(
+            { length: hint.parts },
+            (_, i) => `${LOG_DIR}${multiPartCheckpointFileName(hint.version, i + 1, hint.parts as number)}`,
+          )
+  } catch (err) {
+    // A version or part count no file name carries: the listing decides alone.
+    if (err instanceof InvalidArgumentError) return undefined
+    throw err
+  }
+  if (keys.length === 0) return undefined
+  const actions = readCheckpoint(engine, keys, hint.version, signal)
+  // Its failure matters only if the plan takes it (it is then awaited); otherwise it is dropped.
+  const settled = actions.then(
+    () => undefined,
+    () => undefined,
+  )
+  return { version: hint.version, keys, actions, settled }
+}
+
+/** Whether the early read is of exactly the checkpoint files the segment plans to read. */
+function isEarlyReadOf(
+  early: EarlyCheckpointRead,
+  version: Version,
+  files: readonly FileMetaLike[],
+): boolean {
+  return (
+    early.version === version &&
+    files.length === early.keys.length &&
+    files.every((f, i) => f.key === early.keys[i])
+  )
+}
+
 async function readSegment(
   engine: Engine,
   segment: LogSegment,
   signal: AbortSignal | undefined,
+  early?: EarlyCheckpointRead,
 ): Promise<Array<{ version: Version; actions: readonly Action[]; fromCheckpoint: boolean }>> {
   const batches: Array<{ version: Version; actions: readonly Action[]; fromCheckpoint: boolean }> = []
   const cp = segment.checkpoint
   if (cp)
     batches.push({
       version: cp.version,
-      actions: await readCheckpoint(engine, cp.files, cp.version, signal),
+      actions:
+        early !== undefined && isEarlyReadOf(early, cp.version, cp.files)
+          ? await early.actions
+          : await readCheckpoint(
+              engine,
+              cp.files.map((f) => f.key),
+              cp.version,
+              signal,
+            ),
       fromCheckpoint: true,
     })
   const commits = await readCommitBatches(engine, segment.commits, signal)
@@ -221,16 +323,16 @@ async function readSegment(
 
 async function readCheckpoint(
   engine: Engine,
-  files: readonly FileMeta[],
+  keys: readonly string[],
   version: Version,
   signal: AbortSignal | undefined,
 ): Promise<Action[]> {
   const top: Action[] = []
-  const parquetKeys = files.filter((f) => f.key.endsWith('.parquet')).map((f) => f.key)
-  for (const f of files) {
-    if (f.key.endsWith('.json')) {
-      const bytes = await readListedLogFile(engine, f.key, version, signal)
-      for (const a of parseLogBytes(bytes, f.key, version)) top.push(a)
+  const parquetKeys = keys.filter((k) => k.endsWith('.parquet'))
+  for (const key of keys) {
+    if (key.endsWith('.json')) {
+      const bytes = await readListedLogFile(engine, key, version, signal)
+      for (const a of parseLogBytes(bytes, key, version)) top.push(a)
     }
   }
   await readCheckpointParquet(engine, parquetKeys, version, top, signal)
