@@ -38,6 +38,21 @@ describe('race HTML report', () => {
   })
   after(() => rm(root, { recursive: true, force: true }))
 
+  /** The report as headless Chromium renders it: started once for the tests that read the DOM. */
+  let dom: string | undefined
+  function renderedDom(): string {
+    if (dom === undefined) {
+      const out = spawnSync(
+        CHROMIUM as string,
+        ['--headless', '--no-sandbox', '--disable-gpu', '--dump-dom', pathToFileURL(report.htmlPath!).href],
+        { encoding: 'utf8', timeout: 60_000 },
+      )
+      assert.equal(out.status, 0, out.stderr)
+      dom = out.stdout
+    }
+    return dom
+  }
+
   it('is self-contained: no URL to fetch, no external resource', async () => {
     const html = await readFile(report.htmlPath!, 'utf8')
     assert.equal(html, renderHtmlReport(report))
@@ -45,13 +60,7 @@ describe('race HTML report', () => {
   })
 
   it('renders the timeline rows, the markers and the chart in headless Chromium', { skip: SKIP }, () => {
-    const out = spawnSync(
-      CHROMIUM as string,
-      ['--headless', '--no-sandbox', '--disable-gpu', '--dump-dom', pathToFileURL(report.htmlPath!).href],
-      { encoding: 'utf8', timeout: 60_000 },
-    )
-    assert.equal(out.status, 0, out.stderr)
-    const dom = out.stdout
+    const dom = renderedDom()
     const count = (re: RegExp) => (dom.match(re) ?? []).length
     const writers = report.runs[0]!.config.writers.length
     assert.equal(count(/<g class="timeline-row"/g), writers * report.runs.length)
@@ -82,13 +91,7 @@ describe('race HTML report', () => {
   it('leads with the headline, explains file-level vs row-level and each name that occurred', {
     skip: SKIP,
   }, () => {
-    const out = spawnSync(
-      CHROMIUM as string,
-      ['--headless', '--no-sandbox', '--disable-gpu', '--dump-dom', pathToFileURL(report.htmlPath!).href],
-      { encoding: 'utf8', timeout: 60_000 },
-    )
-    assert.equal(out.status, 0, out.stderr)
-    const dom = out.stdout
+    const dom = renderedDom()
     const [off, on] = report.runs
     const a = off!.stats.totals
     const b = on!.stats.totals
