@@ -629,6 +629,87 @@ export function engineContract(name: string, factory: EngineFactory): void {
           assert.deepEqual([result.files, result.rows], [[], []])
         }),
       )
+
+      it(
+        'asked to write the new rows, writes them (images and inserts apart) or returns them, and refuses a NULL for a NOT NULL column with nothing written',
+        withEngine(async (engine, store) => {
+          // An engine without MERGE (the member is optional) has nothing to check here.
+          if (engine.merge === undefined) return
+          const f = await writeOne(engine.writer, rowsOf([1, 2, 3]))
+          const request: MergeRequest = {
+            files: [ref(f)],
+            targetColumns: COLUMNS,
+            sourceColumns: [{ name: 'id', type: 'long' }],
+            sourceRows: [{ id: 8n }, { id: 1n }, { id: 7n }],
+            on: parsePredicate('target.id = source.id'),
+            whenMatched: [{ kind: 'update', set: { amount: parseExpression('9.99') } }],
+            whenNotMatched: [{ values: { id: parseExpression('source.id'), part: parseExpression("'z'") } }],
+            whenNotMatchedBySource: [],
+            allowMultipleMatches: false,
+            write: { target: TARGET, separate: true },
+          }
+          const result = await engine.merge.execute(request)
+          assert.deepEqual(result.files, [{ key: f.key, positions: [0], liveRows: 3 }])
+          assert.equal(result.numTargetRowsMatchedUpdated, 1)
+          assert.equal(result.numTargetRowsInserted, 2)
+          const shown = (rows: readonly Readonly<Record<string, unknown>>[]) =>
+            rows.map((r) => [Number(r.id as bigint), r.part, r.amount, r.day])
+          const image = [[1, 'a', '9.99', '2024-02-29']]
+          const inserted = [
+            [8, 'z', null, null],
+            [7, 'z', null, null],
+          ]
+          if (result.written === undefined) {
+            assert.deepEqual(shown(result.rows), [...image, ...inserted])
+          } else {
+            assert.deepEqual(result.rows, [])
+            const read = async (files: readonly WrittenFile[]) => {
+              const out: Record<string, unknown>[] = []
+              for await (const b of engine.data.scan({
+                files: files.map((w) => ref(w)),
+                columns: COLUMNS,
+                physicalOrder: true,
+              }))
+                out.push(...b)
+              return out
+            }
+            assert.deepEqual(shown(await read(result.written.images)), image)
+            assert.deepEqual(shown(await read(result.written.inserts)), inserted)
+            assert.deepEqual(
+              [...result.written.images, ...result.written.inserts].map((w) => [
+                w.partitionValues,
+                w.numRecords,
+              ]),
+              [
+                [{ part: 'a' }, 1],
+                [{ part: 'z' }, 2],
+              ],
+            )
+          }
+
+          // No value for the NOT NULL column id: refused before any file is written, or returned
+          // for the caller's writer to refuse.
+          const before = await keysOf(store)
+          const outcome = await engine.merge
+            .execute({
+              ...request,
+              whenMatched: [],
+              whenNotMatched: [{ values: { part: parseExpression("'z'") } }],
+            })
+            .catch((err: unknown) => err)
+          if (outcome instanceof Error) {
+            assert.ok(outcome instanceof InvalidArgumentError, String(outcome))
+            assert.deepEqual(await keysOf(store), before)
+          } else {
+            const returned = outcome as Awaited<ReturnType<MergeExecutor['execute']>>
+            assert.equal(returned.written, undefined)
+            assert.deepEqual(
+              returned.rows.map((r) => r.id ?? null),
+              [null, null],
+            )
+          }
+        }),
+      )
     })
 
     describe('parquet handler', () => {
