@@ -2,7 +2,7 @@
  * Case 5b: a DML that loses to a Z-order OPTIMIZE of the files it touched, reconciled by finding
  * its rows by stable row id in the OPTIMIZE's outputs, against rerunning the DML on the new table
  * state (what a writer does after a plain abort). The table has row tracking and deletion vectors;
- * every row (1M, 100k with `--quick`) is in a source the OPTIMIZE relocates into about 100 outputs
+ * every row (1M, 20k with `--quick`) is in a source the OPTIMIZE relocates into about 100 outputs
  * clustered by (x, y).
  *
  * - `conflict.case5b-point-delete`: `DELETE WHERE id = k`; the rerun reads every output's `id`
@@ -34,11 +34,11 @@ interface Dml {
 /**
  * Runs the Case 5b benchmarks.
  *
- * @param quick - 100k rows, one run each
+ * @param quick - 20k rows, one run each (a smoke run)
  * @returns one row per DML
  */
 export async function conflictRelocationBenchmarks(quick: boolean): Promise<BenchResult[]> {
-  const rows = quick ? 100_000 : 1_000_000
+  const rows = quick ? 20_000 : 1_000_000
   const runs = quick ? 1 : 3
   const root = await mkdtemp(join(tmpdir(), 'delta-rlc-bench-case5b-'))
   try {

@@ -27,7 +27,7 @@ export const OBJECT_STORE_LATENCY_MS = 20
  * @returns one row per key overlap
  */
 export async function contentionBenchmarks(quick: boolean): Promise<BenchResult[]> {
-  const seconds = quick ? 4 : 45
+  const seconds = quick ? 2 : 45
   const out: BenchResult[] = []
   for (const overlap of quick ? (['disjoint'] as const) : (['disjoint', 'hot'] as const)) {
     const row = await compareRow('contention.goodput', overlap, seconds, quick, 0)
@@ -45,7 +45,7 @@ export async function contentionBenchmarks(quick: boolean): Promise<BenchResult[
  * @returns one row per key overlap
  */
 export async function contentionLatencyBenchmarks(quick: boolean): Promise<BenchResult[]> {
-  const seconds = quick ? 3 : 60
+  const seconds = quick ? 2 : 60
   const out: BenchResult[] = []
   for (const overlap of quick ? (['disjoint'] as const) : (['disjoint', 'hot'] as const)) {
     const row = await compareRow(
