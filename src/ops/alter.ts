@@ -250,9 +250,47 @@ export function addedColumnsActions(
   argument: string,
 ): { schema: StructType; actions: Action[] } {
   const schema = withAddedColumns(snap, added, argument)
+  return { schema, actions: schemaChangeActions(snap, schema, snap.partitionColumns) }
+}
+
+/**
+ * Refuses a schema with a column named (logically or physically) as a row-tracking materialized
+ * column of the table.
+ *
+ * @throws {InvalidArgumentError} naming `argument`
+ */
+function checkColumnsFreeOfRowTracking(snap: Snapshot, schema: StructType, argument: string): void {
+  try {
+    checkMaterializedColumnNames(
+      rowTrackingState(snap.protocol, snap.metadata),
+      schema.fields.map((f) => ({ name: f.name, physicalName: physicalNameOrName(f) })),
+    )
+  } catch (err) {
+    if (!(err instanceof InvalidTableError)) throw err
+    throw new InvalidArgumentError(err.message, { argument, cause: err })
+  }
+}
+
+/**
+ * The actions that give the table `schema` and `partitionColumns`: a `metaData` (with
+ * `delta.columnMapping.maxColumnId` raised to the schema's ids), and a `protocol` first when the
+ * schema needs a feature the table lacks (`timestamp_ntz`).
+ *
+ * @param snap - the read snapshot
+ * @param schema - the new schema
+ * @param partitionColumns - the new partition columns
+ * @returns the actions
+ * @throws {UnsupportedTableFeatureError} when the result is a table delta-rlc cannot write
+ */
+export function schemaChangeActions(
+  snap: Snapshot,
+  schema: StructType,
+  partitionColumns: readonly string[],
+): Action[] {
   const metadata = createMetadata({
     ...snap.metadata,
     schemaString: serializeSchema(schema),
+    partitionColumns,
     configuration: withMaxColumnId(snap.properties, schema),
   })
   const protocol = protocolWithRequiredFeatures(snap.protocol, snap.properties, schema)
@@ -260,7 +298,7 @@ export function addedColumnsActions(
   const actions: Action[] = []
   if (protocol !== snap.protocol) actions.push({ protocol })
   actions.push({ metaData: metadata })
-  return { schema, actions }
+  return actions
 }
 
 /**
@@ -303,16 +341,7 @@ export function withAddedColumns(
   if (mode !== 'none') {
     schema = assignColumnMapping(schema, maxColumnIdOf(snap.properties, snap.schema), newPhysicalName).schema
   }
-  const state = rowTrackingState(snap.protocol, snap.metadata)
-  try {
-    checkMaterializedColumnNames(
-      state,
-      schema.fields.map((f) => ({ name: f.name, physicalName: physicalNameOrName(f) })),
-    )
-  } catch (err) {
-    if (!(err instanceof InvalidTableError)) throw err
-    throw new InvalidArgumentError(err.message, { argument, cause: err })
-  }
+  checkColumnsFreeOfRowTracking(snap, schema, argument)
   return schema
 }
 
@@ -429,16 +458,7 @@ export function buildRenameColumn(ctx: OperationContext, from: string, to: strin
   const config = rewriteStatsColumns(snap.properties, (c) =>
     isPathUnder(c, at.path) ? [...renamed, ...c.slice(at.path.length)] : c,
   )
-  const state = rowTrackingState(snap.protocol, snap.metadata)
-  try {
-    checkMaterializedColumnNames(
-      state,
-      schema.fields.map((f) => ({ name: f.name, physicalName: physicalNameOrName(f) })),
-    )
-  } catch (err) {
-    if (!(err instanceof InvalidTableError)) throw err
-    throw new InvalidArgumentError(err.message, { argument: 'to', cause: err })
-  }
+  checkColumnsFreeOfRowTracking(snap, schema, 'to')
   const metadata = createMetadata({
     ...snap.metadata,
     schemaString: serializeSchema(schema),

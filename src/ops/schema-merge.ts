@@ -12,17 +12,9 @@
  */
 import { randomUUID } from 'node:crypto'
 import { InvalidArgumentError } from '../errors/index.js'
-import { type Action, createMetadata } from '../protocol/actions.js'
-import { assignColumnMapping, maxColumnIdOf, withMaxColumnId } from '../protocol/column-mapping.js'
-import { ROW_TRACKING_FEATURE } from '../protocol/row-tracking.js'
-import {
-  isPrimitiveType,
-  type PrimitiveType,
-  type StructField,
-  type StructType,
-  serializeSchema,
-} from '../protocol/schema.js'
-import { checkWriteSupported, protocolWithRequiredFeatures } from '../protocol/table-features.js'
+import type { Action } from '../protocol/actions.js'
+import { assignColumnMapping, maxColumnIdOf } from '../protocol/column-mapping.js'
+import { isPrimitiveType, type PrimitiveType, type StructField, type StructType } from '../protocol/schema.js'
 import { columnMappingModeProperty } from '../protocol/table-properties.js'
 import {
   isAutomaticTypeChange,
@@ -33,10 +25,8 @@ import {
   withTypeChange,
 } from '../protocol/type-widening.js'
 import type { Snapshot } from '../snapshot/snapshot.js'
-import { IN_COMMIT_TIMESTAMP_FEATURE } from '../txn/in-commit-timestamps.js'
-import { IN_PLACE_ONLY_FEATURES } from '../txn/row-copying.js'
 import type { PreparedOperation } from '../txn/staged-operation.js'
-import { addedColumnsActions, withAddedColumns } from './alter.js'
+import { addedColumnsActions, schemaChangeActions, withAddedColumns } from './alter.js'
 
 /**
  * How an append treats the table schema: `'merge'` adds the input columns the table lacks (and,
@@ -220,23 +210,7 @@ export function schemaChange(
   schema: StructType,
   partitionColumns: readonly string[],
 ): SchemaEvolution {
-  const metadata = createMetadata({
-    ...snap.metadata,
-    schemaString: serializeSchema(schema),
-    partitionColumns,
-    configuration: withMaxColumnId(snap.properties, schema),
-  })
-  const protocol = protocolWithRequiredFeatures(snap.protocol, snap.properties, schema)
-  checkWriteSupported(protocol, metadata, WRITE_SUPPORT)
-  const actions: Action[] = []
-  if (protocol !== snap.protocol) actions.push({ protocol })
-  actions.push({ metaData: metadata })
-  return { schema, actions, partitionColumns }
-}
-
-/** The features every transaction honors beyond the always-writable ones. */
-const WRITE_SUPPORT = {
-  extraWriterFeatures: [IN_COMMIT_TIMESTAMP_FEATURE, ROW_TRACKING_FEATURE, ...IN_PLACE_ONLY_FEATURES],
+  return { schema, actions: schemaChangeActions(snap, schema, partitionColumns), partitionColumns }
 }
 
 /**
