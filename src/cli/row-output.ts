@@ -76,6 +76,28 @@ export class RowOutput {
   }
 
   /**
+   * Takes rows batch by batch until the batches end or the limit is reached, with a progress
+   * line labelled `label`.
+   *
+   * @param batches - the rows, in batches (a scan, a change feed)
+   * @param label - the progress label
+   */
+  async takeAll(
+    batches: AsyncIterable<readonly Readonly<Record<string, unknown>>[]>,
+    label: string,
+  ): Promise<void> {
+    const progress = this.#ctx.progress(label, this.#limit, 'rows')
+    try {
+      outer: for await (const batch of batches) {
+        for (const row of batch) if (!this.take(row)) break outer
+        progress.update(this.count)
+      }
+    } finally {
+      progress.finish()
+    }
+  }
+
+  /**
    * With `--format table` (and no `--json`): the table, then a line with the row count and the
    * version, which says how to see more when the default limit cut the rows short.
    *

@@ -56,15 +56,7 @@ export const changesCommand: Command = {
       const end = await table.snapshot({ version: last })
       const columns = [...end.schema.fields.map((f) => f.name), ...CHANGE_COLUMNS]
       const output = new RowOutput(ctx, columns, format, limitOpt)
-      const progress = ctx.progress('changes', output.limit, 'rows')
-      try {
-        outer: for await (const batch of changes) {
-          for (const row of batch) if (!output.take(row)) break outer
-          progress.update(output.count)
-        }
-      } finally {
-        progress.finish()
-      }
+      await output.takeAll(changes, 'changes')
       if (ctx.json) {
         ctx.printJson({
           table: loc,

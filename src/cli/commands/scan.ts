@@ -47,15 +47,7 @@ export const scanCommand: Command = {
         ...(where === undefined ? {} : { where }),
         ...(limit === undefined ? {} : { batchSize: Math.min(8192, Math.max(1, limit)) }),
       })
-      const progress = ctx.progress('scan', limit, 'rows')
-      try {
-        outer: for await (const batch of scan) {
-          for (const row of batch) if (!output.take(row)) break outer
-          progress.update(output.count)
-        }
-      } finally {
-        progress.finish()
-      }
+      await output.takeAll(scan, 'scan')
       if (ctx.json) {
         ctx.printJson({
           table: loc,
