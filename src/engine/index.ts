@@ -36,4 +36,6 @@ export type {
   MergeSourceColumn,
   MergeTargetClause,
   MergeUpdateClause,
+  MergeWrite,
+  MergeWritten,
 } from './merge-plan.js'
