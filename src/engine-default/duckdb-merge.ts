@@ -14,6 +14,7 @@ import type {
 import { InternalError, InvalidArgumentError, isDeltaError } from '../errors/index.js'
 import { columnsOf, type Expression } from '../expressions/ast.js'
 import { renderDuckDbSql } from '../expressions/render-duckdb.js'
+import type { ColumnMappingMode, DataType } from '../protocol/schema.js'
 import type { ObjectStore } from '../storage/object-store.js'
 import { appendAll } from '../util/arrays.js'
 import { dataPlaneError, dataPlaneFailureKind } from './duckdb-errors.js'
@@ -24,7 +25,7 @@ import { duckType } from './duckdb-types.js'
 import { toJsValue } from './duckdb-values.js'
 import type { DuckDbWriter, StagedRowsWriter } from './duckdb-writer.js'
 import { type StagedFile, stageAllForRead, stageAndConnect } from './staging.js'
-import { type LayoutColumn, logicalStructSql, type WriteLayout } from './write-layout.js'
+import { type LayoutColumn, logicalStructSql, physicalNameOf, type WriteLayout } from './write-layout.js'
 
 /**
  * The default {@link MergeExecutor}: one DuckDB connection per merge.
@@ -39,8 +40,9 @@ import { type LayoutColumn, logicalStructSql, type WriteLayout } from './write-l
  *
  * Given the engine's writer and a request that asks for it ({@link MergeRequest.write}), the new
  * rows are computed by SQL into a staging table on the writer's connection and written from there
- * by `COPY`: only positions, counts and file metadata come back to JavaScript. Tables with nested
- * or void columns still get the rows back, for the writer's per-value checks.
+ * by `COPY`: only positions, counts and file metadata come back to JavaScript. NOT NULL, nested
+ * fields and elements included, is checked by a query first. Tables with void columns still get
+ * the rows back, for the writer's per-value checks.
  */
 export class DuckDbMergeExecutor implements MergeExecutor {
   readonly #store: ObjectStore
@@ -596,7 +598,10 @@ class MergeJob {
     // files within them, `__frn` the rows; the writer writes in that order.
     const staged = (select: readonly string[], order: readonly [string, string], rid: string): string =>
       [
-        ...layout.dataColumns.map((_, i) => `${select[toLayout.data[i] as number]} AS d${i}`),
+        ...layout.dataColumns.map(
+          (c, i) =>
+            `${typeof c.type === 'string' ? select[toLayout.data[i] as number] : `CAST(${physicalStructSql(select[toLayout.data[i] as number] as string, c.type, layout.columnMappingMode)} AS ${c.sqlType})`} AS d${i}`,
+        ),
         ...layout.partitionColumns.map((_, j) => `${select[toLayout.partition[j] as number]} AS p${j}`),
         `CAST(${order[0]} AS INTEGER) AS __idx`,
         `CAST(${order[1]} AS BIGINT) AS __frn`,
@@ -752,12 +757,78 @@ function userError(err: unknown): unknown {
 }
 
 /**
- * Whether the new rows of a merge into `target` can be written straight from DuckDB: every
- * column is of a primitive type. Nested values (their inner NOT NULL fields, their mapped field
- * names) and void columns still go through the writer's per-value checks.
+ * Whether the new rows of a merge into `target` can be written straight from DuckDB: no column
+ * is void (rows may only hold null there, which the writer's per-value check enforces).
  */
 function writableInDuckDb(target: WriteTarget): boolean {
-  return target.schema.fields.every((f) => typeof f.type === 'string' && f.type !== 'void')
+  return target.schema.fields.every((f) => f.type !== 'void')
+}
+
+/**
+ * SQL that gives a value with the table's logical struct field names the names files store
+ * (column mapping): the inverse of `logicalStructSql`. A value without struct fields, or of a
+ * table without mapping, is `sql` itself.
+ */
+function physicalStructSql(sql: string, type: DataType, mode: ColumnMappingMode, depth = 0): string {
+  if (mode === 'none' || typeof type === 'string') return sql
+  switch (type.type) {
+    case 'struct': {
+      const fields = type.fields.map(
+        (f) =>
+          `${sqlIdent(physicalNameOf(f, mode))} := ${physicalStructSql(`struct_extract(${sql}, ${sqlString(f.name)})`, f.type, mode, depth)}`,
+      )
+      return `CASE WHEN (${sql}) IS NULL THEN NULL ELSE struct_pack(${fields.join(', ')}) END`
+    }
+    case 'array': {
+      const e = `__p${depth}`
+      return `list_transform(${sql}, lambda ${e}: ${physicalStructSql(e, type.elementType, mode, depth + 1)})`
+    }
+    case 'map': {
+      const e = `__p${depth}`
+      const key = physicalStructSql(`struct_extract(${e}, 'key')`, type.keyType, mode, depth + 1)
+      const value = physicalStructSql(`struct_extract(${e}, 'value')`, type.valueType, mode, depth + 1)
+      return `map_from_entries(list_transform(map_entries(${sql}), lambda ${e}: struct_pack(key := ${key}, value := ${value})))`
+    }
+  }
+}
+
+/**
+ * SQL that is true when a stored value (physical field names) holds null where its type forbids
+ * it inside: a non-nullable struct field of a non-null struct, an element of an array without
+ * `containsNull`, a value of a map without `valueContainsNull`, at any depth; undefined when the
+ * type forbids none.
+ */
+function nestedNullSql(sql: string, type: DataType, mode: ColumnMappingMode, depth = 0): string | undefined {
+  if (typeof type === 'string') return undefined
+  const any = (list: string, e: string, nullable: boolean, inner: DataType): string | undefined => {
+    const parts = [nullable ? undefined : `${e} IS NULL`, nestedNullSql(e, inner, mode, depth + 1)].filter(
+      (p): p is string => p !== undefined,
+    )
+    return parts.length === 0
+      ? undefined
+      : `coalesce(list_bool_or(list_transform(${list}, lambda ${e}: ${parts.join(' OR ')})), false)`
+  }
+  switch (type.type) {
+    case 'struct': {
+      const parts: string[] = []
+      for (const f of type.fields) {
+        const v = `struct_extract(${sql}, ${sqlString(physicalNameOf(f, mode))})`
+        if (!f.nullable) parts.push(`${v} IS NULL`)
+        const inner = nestedNullSql(v, f.type, mode, depth)
+        if (inner !== undefined) parts.push(inner)
+      }
+      return parts.length === 0 ? undefined : `((${sql}) IS NOT NULL AND (${parts.join(' OR ')}))`
+    }
+    case 'array':
+      return any(sql, `__n${depth}`, type.containsNull, type.elementType)
+    case 'map': {
+      const parts = [
+        any(`map_keys(${sql})`, `__n${depth}`, true, type.keyType),
+        any(`map_values(${sql})`, `__n${depth}`, type.valueContainsNull, type.valueType),
+      ].filter((p): p is string => p !== undefined)
+      return parts.length === 0 ? undefined : `(${parts.join(' OR ')})`
+    }
+  }
 }
 
 /** For each data and partition column of the layout, the index of its target column. */
@@ -774,18 +845,28 @@ function layoutColumnIndexes(
   return { data: layout.dataColumns.map(find), partition: layout.partitionColumns.map(find) }
 }
 
-/** Fails when a new row holds null in a non-nullable column, before anything is written. */
+/**
+ * Fails when a new row holds null in a non-nullable column or nested field, before anything is
+ * written.
+ */
 async function checkNotNull(
   con: DuckDBConnection,
   layout: WriteLayout,
   tables: readonly string[],
 ): Promise<void> {
-  const checks: { column: string; sql: string }[] = []
+  const checks: { what: string; sql: string }[] = []
   layout.dataColumns.forEach((c, i) => {
-    if (!c.nullable) checks.push({ column: c.name, sql: `count(*) FILTER (WHERE d${i} IS NULL)` })
+    if (!c.nullable) checks.push({ what: `column '${c.name}'`, sql: `count(*) FILTER (WHERE d${i} IS NULL)` })
+    const nested = nestedNullSql(`d${i}`, c.type, layout.columnMappingMode)
+    if (nested !== undefined) {
+      checks.push({
+        what: `a non-nullable field or element inside column '${c.name}'`,
+        sql: `count(*) FILTER (WHERE ${nested})`,
+      })
+    }
   })
   layout.partitionColumns.forEach((c, j) => {
-    if (!c.nullable) checks.push({ column: c.name, sql: `count(*) FILTER (WHERE p${j} IS NULL)` })
+    if (!c.nullable) checks.push({ what: `column '${c.name}'`, sql: `count(*) FILTER (WHERE p${j} IS NULL)` })
   })
   if (checks.length === 0) return
   for (const table of tables) {
@@ -796,7 +877,7 @@ async function checkNotNull(
       const nulls = Number(row[k] ?? 0)
       if (nulls > 0) {
         throw new InvalidArgumentError(
-          `MERGE writes null into column '${c.column}' in ${nulls} row(s), but the column is not nullable`,
+          `MERGE writes null into ${c.what} in ${nulls} row(s), which is not nullable`,
           {
             argument: 'merge',
             hint: 'Give the column a non-null value in every update and insert clause that sets it.',

@@ -710,6 +710,92 @@ export function engineContract(name: string, factory: EngineFactory): void {
           }
         }),
       )
+
+      it(
+        'asked to write the new rows, writes nested values as they are, and refuses a null in a non-nullable nested field',
+        withEngine(async (engine, store) => {
+          // An engine without MERGE (the member is optional) has nothing to check here.
+          if (engine.merge === undefined) return
+          const field = (name: string, type: StructType['fields'][number]['type'], nullable = true) => ({
+            name,
+            type,
+            nullable,
+            metadata: {},
+          })
+          const struct = (aNullable: boolean): StructType => ({
+            type: 'struct',
+            fields: [field('a', 'integer', aNullable), field('b', 'string')],
+          })
+          const schema: StructType = {
+            type: 'struct',
+            fields: [
+              field('id', 'long', false),
+              field('s', struct(false)),
+              field('l', { type: 'array', elementType: 'integer', containsNull: false }),
+            ],
+          }
+          const target: WriteTarget = { schema, partitionColumns: [], columnMappingMode: 'none' }
+          const columns = schema.fields.map((f) => ({
+            name: f.name,
+            type: f.type,
+            physicalName: f.name,
+            isPartition: false,
+          }))
+          const f = await writeOne(engine.writer, [{ id: 1n, s: { a: 1, b: 'x' }, l: [1, 2] }], target)
+          const request: MergeRequest = {
+            files: [ref(f)],
+            targetColumns: columns,
+            // The source declares the field nullable: only the target refuses its null.
+            sourceColumns: [
+              { name: 'id', type: 'long' },
+              { name: 's', type: struct(true) },
+            ],
+            sourceRows: [
+              { id: 1n, s: { a: 5, b: 'y' } },
+              { id: 2n, s: { a: 7, b: null } },
+            ],
+            on: parsePredicate('target.id = source.id'),
+            whenMatched: [{ kind: 'update', set: { s: parseExpression('source.s') } }],
+            whenNotMatched: [
+              { values: { id: parseExpression('source.id'), s: parseExpression('source.s') } },
+            ],
+            whenNotMatchedBySource: [],
+            allowMultipleMatches: false,
+            write: { target, separate: false },
+          }
+          const result = await engine.merge.execute(request)
+          let rows: readonly Readonly<Record<string, unknown>>[] = result.rows
+          if (result.written !== undefined) {
+            const out: Record<string, unknown>[] = []
+            const files = [...result.written.images, ...result.written.inserts].map((w) => ref(w))
+            for await (const b of engine.data.scan({ files, columns, physicalOrder: true })) out.push(...b)
+            rows = out
+          }
+          assert.deepEqual(
+            rows.map((r) => [Number(r.id as bigint), r.s, r.l]),
+            [
+              [1, { a: 5, b: 'y' }, [1, 2]],
+              [2, { a: 7, b: null }, null],
+            ],
+          )
+
+          const before = await keysOf(store)
+          const outcome = await engine.merge
+            .execute({ ...request, sourceRows: [{ id: 3n, s: { a: null, b: 'q' } }] })
+            .catch((err: unknown) => err)
+          if (outcome instanceof Error) {
+            assert.ok(outcome instanceof InvalidArgumentError, String(outcome))
+            assert.deepEqual(await keysOf(store), before)
+          } else {
+            const returned = outcome as Awaited<ReturnType<MergeExecutor['execute']>>
+            assert.equal(returned.written, undefined)
+            assert.deepEqual(
+              returned.rows.map((r) => r.s),
+              [{ a: null, b: 'q' }],
+            )
+          }
+        }),
+      )
     })
 
     describe('parquet handler', () => {
