@@ -35,7 +35,10 @@ import { writeTargetOf } from './write-support.js'
  * With `mergeRowLevelConflicts` the read also carries the MERGE's row-level read set (source key
  * tuples, the target-only part of `on`, the NOT MATCHED BY SOURCE conditions) for Case 6.
  *
- * Writing. Updated images and inserted rows go to new files (ordinary adds). Rows updated or
+ * Writing. Updated images and inserted rows go to new files (ordinary adds), written by the merge
+ * executor from where it computed them when it can (the default engine never brings them into
+ * JavaScript), else by the writer from the rows it returns (always for inserts into a table with
+ * an identity column, whose values are generated here). Rows updated or
  * deleted leave their files as in DELETE: through a new deletion vector when the table has them
  * enabled (merge-on-read), else by copying the remaining rows (copy-on-write); a file that loses
  * every live row is removed whole. Nothing is staged on invalid input. With row tracking enabled
