@@ -5,12 +5,12 @@ import {
   InvalidArgumentError,
   InvalidTableError,
   TableAlreadyExistsError,
-  UnsupportedError,
 } from '../errors/index.js'
 import { checkComputedColumnsAtCreation } from '../ops/computed-columns.js'
 import { serializeCommit } from '../protocol/action-json.js'
 import type { Action, Metadata, Protocol } from '../protocol/actions.js'
 import { CLUSTERING_FEATURE, checkClusterBy, clusteringDomain } from '../protocol/clustering.js'
+import { assignColumnMapping, MAX_COLUMN_ID_KEY } from '../protocol/column-mapping.js'
 import { commitKey } from '../protocol/log-files.js'
 import {
   checkMaterializedColumnNames,
@@ -18,7 +18,6 @@ import {
   RowTrackingProperty,
   rowTrackingState,
 } from '../protocol/row-tracking.js'
-import { assignColumnMapping, MAX_COLUMN_ID_KEY } from '../protocol/column-mapping.js'
 import {
   fieldByName,
   parseDdlSchema,
