@@ -104,7 +104,9 @@ describe('a large input file is one write', () => {
       const total = sizes.reduce((a, b) => a + b, 0)
       // Twenty batches: cut per batch they would be at least twenty files of ~0.5 MiB.
       assert.ok(sizes.length >= 3 && sizes.length <= Math.ceil(total / MiB) + 2, `sizes ${sizes.join(', ')}`)
-      assert.ok(Math.max(...sizes) <= 2.5 * MiB, `sizes ${sizes.join(', ')}`)
+      // DuckDB checks a file's size after a row group is flushed; its two writer threads can flush
+      // one each into the same file first (seen under load), so a file holds at most two.
+      assert.ok(Math.max(...sizes) <= 4.5 * MiB, `sizes ${sizes.join(', ')}`)
       const near = sizes.filter((s) => s >= 0.75 * MiB).length
       assert.ok(near >= 0.75 * sizes.length, `sizes ${sizes.join(', ')}`)
     } finally {
