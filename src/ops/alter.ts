@@ -254,6 +254,19 @@ export function addedColumnsActions(
 }
 
 /**
+ * On a table with column mapping, gives the fields of a changed schema that have no mapping an id
+ * above the table's highest and a fresh physical name; fields that have one keep it.
+ *
+ * @param snap - the read snapshot
+ * @param schema - the table's new schema
+ * @returns the schema, mapped
+ */
+export function withNewFieldsMapped(snap: Snapshot, schema: StructType): StructType {
+  if (columnMappingModeProperty(snap.properties) === 'none') return schema
+  return assignColumnMapping(schema, maxColumnIdOf(snap.properties, snap.schema), newPhysicalName).schema
+}
+
+/**
  * Refuses a schema with a column named (logically or physically) as a row-tracking materialized
  * column of the table.
  *
@@ -293,12 +306,7 @@ export function schemaChangeActions(
     partitionColumns,
     configuration: withMaxColumnId(snap.properties, schema),
   })
-  const protocol = protocolWithRequiredFeatures(snap.protocol, snap.properties, schema)
-  checkWriteSupported(protocol, metadata, WRITE_SUPPORT)
-  const actions: Action[] = []
-  if (protocol !== snap.protocol) actions.push({ protocol })
-  actions.push({ metaData: metadata })
-  return actions
+  return metadataActions(snap, metadata, protocolWithRequiredFeatures(snap.protocol, snap.properties, schema))
 }
 
 /**
@@ -337,10 +345,7 @@ export function withAddedColumns(
     type: 'struct',
     fields: Object.freeze([...snap.schema.fields, ...withoutMapping(added)]),
   })
-  const mode = columnMappingModeProperty(snap.properties)
-  if (mode !== 'none') {
-    schema = assignColumnMapping(schema, maxColumnIdOf(snap.properties, snap.schema), newPhysicalName).schema
-  }
+  schema = withNewFieldsMapped(snap, schema)
   checkColumnsFreeOfRowTracking(snap, schema, argument)
   return schema
 }
@@ -660,11 +665,27 @@ function metadataOperation(
   metadata: Metadata,
   protocol: Protocol,
 ): PreparedOperation {
+  return {
+    operation,
+    parameters,
+    actions: metadataActions(snap, metadata, protocol),
+    metrics: {},
+    changesData: false,
+  }
+}
+
+/**
+ * The actions that commit `metadata` (and `protocol`, first, when it differs from the table's),
+ * once a transaction may write the result.
+ *
+ * @throws {UnsupportedTableFeatureError} when the result is a table delta-rlc cannot write
+ */
+function metadataActions(snap: Snapshot, metadata: Metadata, protocol: Protocol): Action[] {
   checkWriteSupported(protocol, metadata, WRITE_SUPPORT)
   const actions: Action[] = []
   if (protocol !== snap.protocol) actions.push({ protocol })
   actions.push({ metaData: metadata })
-  return { operation, parameters, actions, metrics: {}, changesData: false }
+  return actions
 }
 
 function checkSettable(snap: Snapshot, properties: Readonly<Record<string, string>>): void {
@@ -725,8 +746,8 @@ function checkRowTrackingTurnedOn(snap: Snapshot, protocol: Protocol, metadata: 
   }
 }
 
-/** A new field's physical name, as Delta names them. */
-function newPhysicalName(): string {
+/** A new field's physical name, as Delta names them (`col-<uuid>`). */
+export function newPhysicalName(): string {
   return `col-${randomUUID()}`
 }
 
@@ -873,8 +894,14 @@ function rewriteStatsColumns(
   return out
 }
 
-/** Names the materialized row-tracking columns, as `create` does, unless the table names them. */
-function withMaterializedColumnNames(config: Record<string, string>): void {
+/**
+ * Names the hidden columns that will hold materialized row ids and row commit versions, as Delta
+ * does once per table that supports row tracking (`_row-id-col-<uuid>`,
+ * `_row-commit-version-col-<uuid>`): names no data column can take. Names already set are kept.
+ *
+ * @param config - the table properties, changed in place
+ */
+export function withMaterializedColumnNames(config: Record<string, string>): void {
   const { materializedRowIdColumnName: rowId, materializedRowCommitVersionColumnName: version } =
     RowTrackingProperty
   config[rowId] ??= `_row-id-col-${randomUUID()}`

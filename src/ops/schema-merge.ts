@@ -1,21 +1,6 @@
-/**
- * Schema evolution on append (`schemaMode: 'merge'`, Spark's `mergeSchema`): input columns the
- * table lacks are added to its schema, nullable, by a `metaData` action in the same commit as the
- * data; table columns the input lacks are null in the new rows. A value that does not fit an
- * existing column's type is refused as any append refuses it: the schema is never changed to fit.
- *
- * Rows given as JavaScript objects carry no declared types, so a new column's type is read off its
- * values: `bigint` and whole numbers make a `long`, a fractional number a `double`, strings a
- * `string`, booleans a `boolean`, a `Date` a `timestamp`, a `Uint8Array` a `binary`. A column whose
- * values disagree, hold only nulls, or are nested is refused, with a hint to add it first with
- * `alter.addColumns`. Input files carry their types (DuckDB reads them).
- */
-import { randomUUID } from 'node:crypto'
 import { InvalidArgumentError } from '../errors/index.js'
 import type { Action } from '../protocol/actions.js'
-import { assignColumnMapping, maxColumnIdOf } from '../protocol/column-mapping.js'
 import { isPrimitiveType, type PrimitiveType, type StructField, type StructType } from '../protocol/schema.js'
-import { columnMappingModeProperty } from '../protocol/table-properties.js'
 import {
   isAutomaticTypeChange,
   TYPE_CHANGES_KEY,
@@ -26,7 +11,7 @@ import {
 } from '../protocol/type-widening.js'
 import type { Snapshot } from '../snapshot/snapshot.js'
 import type { PreparedOperation } from '../txn/staged-operation.js'
-import { addedColumnsActions, schemaChangeActions, withAddedColumns } from './alter.js'
+import { addedColumnsActions, schemaChangeActions, withAddedColumns, withNewFieldsMapped } from './alter.js'
 
 /**
  * How an append treats the table schema: `'merge'` adds the input columns the table lacks (and,
@@ -130,7 +115,7 @@ export function evolveSchemaForInput(
       const { [TYPE_CHANGES_KEY]: _changes, ...metadata } = kept.metadata
       return Object.freeze({ ...kept, type: f.type, metadata: Object.freeze(metadata) })
     })
-    const schema = withColumnMapping(snap, Object.freeze({ type: 'struct', fields: Object.freeze(fields) }))
+    const schema = withNewFieldsMapped(snap, Object.freeze({ type: 'struct', fields: Object.freeze(fields) }))
     return schemaChange(snap, schema, partitionColumnsOf(snap, schema, partitionBy))
   }
   const added: StructField[] = []
@@ -150,16 +135,6 @@ export function evolveSchemaForInput(
     }
   }
   return evolveSchema(snap, added, widened)
-}
-
-/**
- * On a table with column mapping, gives the columns of a replaced schema that have none an id
- * above the table's highest and a fresh physical name; a kept column keeps both.
- */
-function withColumnMapping(snap: Snapshot, schema: StructType): StructType {
-  if (columnMappingModeProperty(snap.properties) === 'none') return schema
-  return assignColumnMapping(schema, maxColumnIdOf(snap.properties, snap.schema), () => `col-${randomUUID()}`)
-    .schema
 }
 
 /**
@@ -260,7 +235,7 @@ export function overwriteSchemaForRows(
     const { [TYPE_CHANGES_KEY]: _changes, ...metadata } = kept.metadata
     fields.push(Object.freeze({ ...kept, metadata: Object.freeze(metadata) }))
   }
-  const schema = withColumnMapping(snap, Object.freeze({ type: 'struct', fields: Object.freeze(fields) }))
+  const schema = withNewFieldsMapped(snap, Object.freeze({ type: 'struct', fields: Object.freeze(fields) }))
   return schemaChange(snap, schema, partitionColumnsOf(snap, schema, partitionBy))
 }
 

@@ -6,6 +6,7 @@ import {
   InvalidTableError,
   TableAlreadyExistsError,
 } from '../errors/index.js'
+import { newPhysicalName, withMaterializedColumnNames } from '../ops/alter.js'
 import { checkComputedColumnsAtCreation } from '../ops/computed-columns.js'
 import { serializeCommit } from '../protocol/action-json.js'
 import type { Action, Metadata, Protocol } from '../protocol/actions.js'
@@ -213,18 +214,6 @@ function withDefaultProperties(given: Readonly<Record<string, string>>): Record<
 }
 
 /**
- * Names the hidden columns that will hold materialized row ids and row commit versions, as Delta
- * does once per table that supports row tracking (`_row-id-col-<uuid>`,
- * `_row-commit-version-col-<uuid>`): names no data column can take. Names the caller gave are kept.
- */
-function withMaterializedColumnNames(properties: Record<string, string>): void {
-  const { materializedRowIdColumnName: rowId, materializedRowCommitVersionColumnName: version } =
-    RowTrackingProperty
-  properties[rowId] ??= `_row-id-col-${randomUUID()}`
-  properties[version] ??= `_row-commit-version-col-${randomUUID()}`
-}
-
-/**
  * Row-tracking properties a new table cannot have: enabled and suspended at once, or a
  * materialized column named like a data column.
  *
@@ -255,7 +244,7 @@ function checkRowTrackingAtCreation(protocol: Protocol, metadata: Metadata, sche
  */
 function withColumnMapping(schema: StructType, properties: Record<string, string>): StructType {
   if (columnMappingModeProperty(properties) === 'none') return schema
-  const mapped = assignColumnMapping(schema, 0, () => `col-${randomUUID()}`)
+  const mapped = assignColumnMapping(schema, 0, newPhysicalName)
   properties[MAX_COLUMN_ID_KEY] = String(mapped.maxColumnId)
   return mapped.schema
 }
