@@ -1,3 +1,15 @@
+/**
+ * Schema evolution on append (`schemaMode: 'merge'`, Spark's `mergeSchema`): input columns the
+ * table lacks are added to its schema, nullable, by a `metaData` action in the same commit as the
+ * data; table columns the input lacks are null in the new rows. A value that does not fit an
+ * existing column's type is refused as any append refuses it: the schema is never changed to fit.
+ *
+ * Rows given as JavaScript objects carry no declared types, so a new column's type is read off its
+ * values: `bigint` and whole numbers make a `long`, a fractional number a `double`, strings a
+ * `string`, booleans a `boolean`, a `Date` a `timestamp`, a `Uint8Array` a `binary`. A column whose
+ * values disagree, hold only nulls, or are nested is refused, with a hint to add it first with
+ * `alter.addColumns`. Input files carry their types (DuckDB reads them).
+ */
 import { InvalidArgumentError } from '../errors/index.js'
 import type { Action } from '../protocol/actions.js'
 import { isPrimitiveType, type PrimitiveType, type StructField, type StructType } from '../protocol/schema.js'
