@@ -40,7 +40,7 @@ import {
   toPartitionInput,
   unknownColumn,
 } from './duckdb-row-appender.js'
-import { type DuckDbRuntime, FILE_COL, ROW_COL, sqlIdent, sqlString } from './duckdb-runtime.js'
+import { type DuckDbRuntime, ROW_COL, sqlIdent, sqlString } from './duckdb-runtime.js'
 import { toJsValue } from './duckdb-values.js'
 import { writeZOrdered } from './duckdb-zorder.js'
 import { scratchEntryName } from './scratch-dir.js'
@@ -622,24 +622,30 @@ class WriteJob {
       dataSelectList(this.layout),
       ...(rowTracking === undefined ? [] : rowTrackingSelect(rowTracking)),
     ].join(', ')
-    const physical = await this.#countsBySource(
-      `SELECT s.${sqlIdent(FILE_INDEX_COL)}, count(*) FROM read_parquet([${paths.map(sqlString).join(', ')}], ` +
-        `filename = ${sqlString(FILE_COL)}, union_by_name = true, hive_partitioning = false) d ` +
-        `JOIN w_src s ON d.${sqlIdent(FILE_COL)} = s.${sqlIdent(FILE_COL)} GROUP BY ALL`,
+    // One pass over the sources gives each one's live row count and the fingerprint of its rows
+    // in order. A source without deletions has its rows at file_row_number 0..n-1, so its rank is
+    // the position itself and only a bin with deletions needs DuckDB's window to rank its rows.
+    const withDeletions = sources.filter((f) => (f.deletedRows?.length ?? 0) > 0)
+    const expected = await sourceFingerprints(
+      this.con,
+      `SELECT __idx AS __i, __frn AS __f, ${selectList} FROM (${rel})`,
+      withDeletions.length > 0 ? 'window' : 'position',
     )
-    const live = await this.#countsBySource(`SELECT __idx, count(*) FROM (${rel}) GROUP BY __idx`)
+    // Without deletions, every physical row is live; a source with deletions has its physical
+    // count read from its footer, since a deletion vector naming rows the file lacks is not
+    // evidence of how many it has.
+    const footerRows = await this.#footerRowCounts(
+      sources.flatMap((f, i) => ((f.deletedRows?.length ?? 0) > 0 ? [i] : [])),
+      paths,
+    )
     const compacted: CompactedSource[] = []
     let offset = 0
     sources.forEach((f, i) => {
-      const rowCount = live.get(i) ?? 0
-      compacted.push(
-        Object.freeze({
-          key: f.key,
-          rowOffsetInTarget: offset,
-          rowCount,
-          physicalRowCount: physical.get(i) ?? 0,
-        }),
-      )
+      const rowCount = expected.get(i)?.rows ?? 0
+      const physicalRowCount = (f.deletedRows?.length ?? 0) > 0 ? footerRows.get(i) : rowCount
+      if (physicalRowCount === undefined)
+        throw new InternalError(`no footer row count for the compaction source ${f.key}`)
+      compacted.push(Object.freeze({ key: f.key, rowOffsetInTarget: offset, rowCount, physicalRowCount }))
       offset += rowCount
     })
     if (offset === 0) return Object.freeze({ file: null, sources: Object.freeze(compacted) })
@@ -658,12 +664,7 @@ class WriteJob {
       )
     }
     const outputPath = (written[0] as { path: string }).path
-    await verifyCompactionOrder(
-      this.con,
-      `SELECT __idx AS __i, __frn AS __f, ${selectList} FROM (${rel})`,
-      outputPath,
-      compacted,
-    )
+    await checkCompactionOutput(this.con, outputPath, compacted, expected)
     const [file] = await this.#finish([{ localPath: outputPath, partitionValues }])
     if (file === undefined || file.numRecords !== offset) {
       throw new InternalError(`compacted file holds ${file?.numRecords} rows, ${offset} were planned`)
@@ -709,9 +710,21 @@ class WriteJob {
 
   // === Private steps ===
 
-  async #countsBySource(sql: string): Promise<Map<number, number>> {
-    const rows = (await this.con.runAndReadAll(sql)).getRows()
-    return new Map(rows.map((r) => [Number(r[0]), Number(r[1])]))
+  /** Rows per file from the Parquet footers of the sources at `indexes` (of `paths`). */
+  async #footerRowCounts(indexes: readonly number[], paths: readonly string[]): Promise<Map<number, number>> {
+    const out = new Map<number, number>()
+    if (indexes.length === 0) return out
+    const byPath = new Map(indexes.map((i) => [paths[i] as string, i]))
+    const rows = (
+      await this.con.runAndReadAll(
+        `SELECT file_name, num_rows FROM parquet_file_metadata([${[...byPath.keys()].map(sqlString).join(', ')}])`,
+      )
+    ).getRows()
+    for (const [name, count] of rows) {
+      const i = byPath.get(String(name))
+      if (i !== undefined) out.set(i, Number(count))
+    }
+    return out
   }
 
   /** COPY to a file, or to a directory of files cut near `fileSize`; returns the non-empty files. */
@@ -1324,30 +1337,55 @@ function normalizedPartitionValues(f: DataFileRef, layout: WriteLayout): Record<
   return out
 }
 
+/** Each source's live row count and the order-sensitive fingerprint of its rows, by source index. */
+export type SourceFingerprints = ReadonlyMap<number, { readonly rows: number; readonly fingerprint: string }>
+
 /**
- * Reads a compacted file back and proves, per source, that the source's live rows sit at its
- * planned offset in file_row_number order: an order-sensitive fingerprint (a row hash weighted by
- * rank) of each source's rows must equal that of its range in the output. The composition tags
- * OPTIMIZE writes rely on these offsets, and a wrong offset would make a later reconciliation
- * delete the wrong rows, so the order is checked, not assumed.
+ * The fingerprints a compacted file is checked against ({@link checkCompactionOutput}): per
+ * source, its live row count and the sum of each row's hash weighted by the row's rank among the
+ * source's live rows in file_row_number order.
  *
  * @param con - a DuckDB connection
  * @param sourceRows - SQL relation of the sources' live rows: `__i` (source index), `__f`
  *   (file_row_number in the source), then the data columns exactly as written
- * @param outputPath - the local output Parquet file
- * @param sources - each source's planned offset and live row count, by source index
- * @throws {InternalError} when any source's rows are not exactly at their offset
+ * @param rank - `'window'` ranks rows with a window over `__f`; `'position'` takes `__f + 1`,
+ *   which is the rank only when no source has a deleted row (its rows are then at 0..n-1)
+ * @returns the fingerprints by source index (sources without live rows are absent)
  */
-export async function verifyCompactionOrder(
+export async function sourceFingerprints(
   con: DuckDBConnection,
   sourceRows: string,
+  rank: 'window' | 'position',
+): Promise<SourceFingerprints> {
+  const rk = rank === 'window' ? 'row_number() OVER (PARTITION BY __i ORDER BY __f)' : '__f + 1'
+  return readFingerprints(
+    con,
+    fingerprintSql(
+      `SELECT __i AS i, hash(struct_pack(*COLUMNS(* EXCLUDE (__i, __f)))) AS h, ${rk} AS rk FROM (${sourceRows})`,
+    ),
+  )
+}
+
+/**
+ * Reads a compacted file back and proves, per source, that the source's live rows sit at its
+ * planned offset in file_row_number order: the fingerprint of the output's rows in the source's
+ * range, each weighted by its place in the range, must equal the source's own
+ * ({@link sourceFingerprints}). The composition tags OPTIMIZE writes rely on these offsets, and a
+ * wrong offset would make a later reconciliation delete the wrong rows, so the order is checked,
+ * not assumed.
+ *
+ * @param con - a DuckDB connection
+ * @param outputPath - the local output Parquet file
+ * @param sources - each source's planned offset and live row count, by source index
+ * @param expected - the sources' fingerprints
+ * @throws {InternalError} when any source's rows are not exactly at their offset
+ */
+export async function checkCompactionOutput(
+  con: DuckDBConnection,
   outputPath: string,
   sources: readonly Pick<CompactedSource, 'key' | 'rowOffsetInTarget' | 'rowCount'>[],
+  expected: SourceFingerprints,
 ): Promise<void> {
-  // Each row set has columns i (source index), h (row hash) and rk (1-based rank in the source).
-  const fingerprint = (rows: string) =>
-    `SELECT i, count(*) AS n, sum(h::HUGEINT * rk) AS fp FROM (${rows}) GROUP BY i`
-  const hashed = `SELECT __i, __f, hash(struct_pack(*COLUMNS(* EXCLUDE (__i, __f)))) AS h FROM (${sourceRows})`
   const ranges = sources
     .map((s, i) => [i, s] as const)
     .filter(([, s]) => s.rowCount > 0)
@@ -1356,30 +1394,53 @@ export async function verifyCompactionOrder(
   const output =
     `SELECT __f, hash(struct_pack(*COLUMNS(* EXCLUDE (__f)))) AS h FROM (SELECT file_row_number AS __f, * EXCLUDE (file_row_number) ` +
     `FROM read_parquet(${sqlString(outputPath)}, file_row_number = true, hive_partitioning = false))`
-  const read = async (sql: string) =>
-    new Map(
-      (await con.runAndReadAll(sql))
-        .getRows()
-        .map((r) => [Number(r[0]), `${String(r[1])}/${String(r[2])}`] as const),
-    )
-  const expected = await read(
-    fingerprint(
-      `SELECT __i AS i, h, row_number() OVER (PARTITION BY __i ORDER BY __f) AS rk FROM (${hashed})`,
-    ),
-  )
-  const actual = await read(
-    fingerprint(
-      `SELECT r.i AS i, o.h, o.__f - r.s + 1 AS rk FROM (${output}) o JOIN (VALUES ${ranges.join(', ')}) r(i, s, n) ` +
-        'ON o.__f >= r.s AND o.__f < r.s + r.n',
+  // The ranges are contiguous and sorted by start, so each row's range is the last one starting
+  // at or before it: an ASOF join, which DuckDB runs as a merge instead of a range join per row.
+  const actual = await readFingerprints(
+    con,
+    fingerprintSql(
+      `SELECT r.i AS i, o.h, o.__f - r.s + 1 AS rk FROM (${output}) o ASOF JOIN (VALUES ${ranges.join(', ')}) r(i, s, n) ` +
+        'ON o.__f >= r.s WHERE o.__f < r.s + r.n',
     ),
   )
   for (const [i, s] of sources.entries()) {
     if (s.rowCount === 0) continue
     const want = expected.get(i)
-    if (want === undefined || want !== actual.get(i)) {
+    const got = actual.get(i)
+    if (
+      want === undefined ||
+      got === undefined ||
+      want.rows !== got.rows ||
+      want.fingerprint !== got.fingerprint
+    ) {
       throw new InternalError(
         `compaction output does not hold source ${s.key} at rows ${s.rowOffsetInTarget}..${s.rowOffsetInTarget + s.rowCount - 1} in order`,
       )
     }
   }
+}
+
+/**
+ * {@link sourceFingerprints} then {@link checkCompactionOutput}, for callers that plan the
+ * offsets without the fingerprints' counts.
+ *
+ * @throws {InternalError} when any source's rows are not exactly at their offset
+ */
+export async function verifyCompactionOrder(
+  con: DuckDBConnection,
+  sourceRows: string,
+  outputPath: string,
+  sources: readonly Pick<CompactedSource, 'key' | 'rowOffsetInTarget' | 'rowCount'>[],
+): Promise<void> {
+  await checkCompactionOutput(con, outputPath, sources, await sourceFingerprints(con, sourceRows, 'window'))
+}
+
+/** Rows `(i, h, rk)` (source index, row hash, rank) to one fingerprint per source. */
+function fingerprintSql(rows: string): string {
+  return `SELECT i, count(*) AS n, sum(h::HUGEINT * rk) AS fp FROM (${rows}) GROUP BY i`
+}
+
+async function readFingerprints(con: DuckDBConnection, sql: string): Promise<SourceFingerprints> {
+  const rows = (await con.runAndReadAll(sql)).getRows()
+  return new Map(rows.map((r) => [Number(r[0]), { rows: Number(r[1]), fingerprint: String(r[2]) }] as const))
 }

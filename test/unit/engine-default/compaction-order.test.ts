@@ -9,7 +9,11 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import { type DuckDBConnection, DuckDBInstance } from '@duckdb/node-api'
-import { verifyCompactionOrder } from '../../../src/engine-default/duckdb-writer.js'
+import {
+  checkCompactionOutput,
+  sourceFingerprints,
+  verifyCompactionOrder,
+} from '../../../src/engine-default/duckdb-writer.js'
 
 describe('compaction order check', () => {
   let dir: string
@@ -60,6 +64,37 @@ describe('compaction order check', () => {
     it(`refuses an output with ${name}`, async () => {
       await writeOutput(rows)
       await assert.rejects(verifyCompactionOrder(con, sources, out(), planned), { code: 'DELTA_INTERNAL' })
+    })
+  }
+
+  // Sources without deletions: ranks are their positions, so no window is needed to check them.
+  const whole = `SELECT * FROM (VALUES (0, 0, 0::BIGINT, 'a'), (0, 1, 1, 'b'), (0, 2, 2, 'c'),
+    (1, 0, 10, 'x'), (1, 1, 11, 'y')) t(__i, __f, id, name)`
+  const wholePlan = [
+    { key: 's0', rowOffsetInTarget: 0, rowCount: 3 },
+    { key: 's1', rowOffsetInTarget: 3, rowCount: 2 },
+  ]
+  it('ranks sources without deletions by position, as the window does', async () => {
+    const byPosition = await sourceFingerprints(con, whole, 'position')
+    assert.deepEqual(byPosition, await sourceFingerprints(con, whole, 'window'))
+    assert.deepEqual([...byPosition].map(([i, f]) => [i, f.rows]).sort(), [
+      [0, 3],
+      [1, 2],
+    ])
+    await writeOutput(`(0::BIGINT, 'a'), (1, 'b'), (2, 'c'), (10, 'x'), (11, 'y')`)
+    await checkCompactionOutput(con, out(), wholePlan, byPosition)
+  })
+  for (const [name, rows] of [
+    ['a row moved to the next source', `(0::BIGINT, 'a'), (1, 'b'), (10, 'x'), (2, 'c'), (11, 'y')`],
+    ['the last two rows swapped', `(0::BIGINT, 'a'), (1, 'b'), (2, 'c'), (11, 'y'), (10, 'x')`],
+    ['a row missing', `(0::BIGINT, 'a'), (1, 'b'), (2, 'c'), (10, 'x')`],
+  ] as const) {
+    it(`refuses, ranking by position, an output with ${name}`, async () => {
+      await writeOutput(rows)
+      await assert.rejects(
+        checkCompactionOutput(con, out(), wholePlan, await sourceFingerprints(con, whole, 'position')),
+        { code: 'DELTA_INTERNAL' },
+      )
     })
   }
 })
