@@ -9,7 +9,9 @@
  * TRUE, FALSE and NULL some row may produce. Each summary over-approximates the truth, and
  * AND, OR, NOT, IN, BETWEEN, LIKE and IS combine summaries soundly, so a predicate under NOT is
  * handled as precisely as one without (NOT of a comparison flips it; NOT of a LIKE can only be
- * pruned when the column is all NULL).
+ * pruned when the column is all NULL). An IN-list of known values of one type (a MERGE's key set)
+ * is decided by binary search in its sorted items (`in-list-bounds.ts`), with exactly the result
+ * of comparing each item alone.
  *
  * What the stats are trusted for (protocol.md section 6), and only that:
  * - `nullCount == 0`: no row is NULL; `nullCount == numRecords`: every row is NULL. Any other
@@ -46,12 +48,14 @@ import {
   conjunction,
   conjuncts,
   type Expression,
+  type In,
   type ComparisonOperator as Op,
 } from './ast.js'
 import type { ColumnInfo, ColumnResolver } from './columns.js'
 import type { DataType } from './data-types.js'
 import { addDecimals, decimalFromDouble, parseDecimal, ulpOfDouble } from './decimal.js'
 import { evaluateRow, evaluateValue } from './evaluate-rows.js'
+import { searchable, someEqual, someWithin, sortedInList } from './in-list-bounds.js'
 import { likePrefix } from './like-pattern.js'
 import { parseTimestamp } from './temporal.js'
 import { coerceRaw, compareValues, type Family, familyOf, type Value } from './values.js'
@@ -98,14 +102,45 @@ export function mayMatchFile(
   columns: ColumnResolver,
   options: SkippingOptions = {},
 ): boolean {
+  return possibleResults(predicate, stats, partitionValues, columns, options).t
+}
+
+/** Which results some row of a file may give for a predicate; each flag over-approximates. */
+export interface PossibleResults {
+  /** Some row may give TRUE. */
+  readonly t: boolean
+  /** Some row may give FALSE. */
+  readonly f: boolean
+  /** Some row may give NULL. */
+  readonly n: boolean
+}
+
+/**
+ * The three-valued summary behind {@link mayMatchFile} (which is its `t`): which of TRUE, FALSE
+ * and NULL some row of a file may give for a predicate. A flag is false only when proven.
+ *
+ * @param predicate - the predicate over logical column names
+ * @param stats - the file's parsed stats, or `undefined` when it has none
+ * @param partitionValues - the file's partition values keyed by physical name (see {@link mayMatchFile})
+ * @param columns - resolves column names to types, physical names and partition membership
+ * @param options - skipping options
+ * @returns the possible results; all false for a file without rows
+ */
+export function possibleResults(
+  predicate: Expression,
+  stats: FileStats | undefined,
+  partitionValues: Readonly<Record<string, unknown>> | undefined,
+  columns: ColumnResolver,
+  options: SkippingOptions = {},
+): PossibleResults {
   try {
     const numRecords = toCount(stats?.numRecords)
-    if (numRecords === 0n) return false
+    if (numRecords === 0n) return NO_ROWS
     const file = new FileView(stats, partitionValues ?? {}, columns, options.stringPrefixLength ?? 32)
-    return file.possible(predicate).t
+    return file.possible(predicate)
   } catch {
     // Fail safe: an unexpected value in the stats must never prune a file.
-    return true
+    return ANY_POSSIBLE
   }
 }
 
@@ -140,11 +175,7 @@ export function splitPartitionPredicate(
 // === Abstract domains ===
 
 /** Which results some row may produce. */
-interface Possible {
-  readonly t: boolean
-  readonly f: boolean
-  readonly n: boolean
-}
+type Possible = PossibleResults
 
 /** What is known about the values of an expression over the file's rows. */
 interface Abs {
@@ -162,6 +193,7 @@ interface Abs {
 }
 
 const ANY_POSSIBLE: Possible = Object.freeze({ t: true, f: true, n: true })
+const NO_ROWS: Possible = Object.freeze({ t: false, f: false, n: false })
 const ANY_ABS: Abs = Object.freeze({
   nullable: true,
   nonNull: true,
@@ -237,6 +269,38 @@ function canEq(a: Abs, b: Abs): boolean {
 
 function canNe(a: Abs, b: Abs): boolean {
   return !(a.point && b.point && compareValues(a.lo as Value, b.lo as Value) === 0)
+}
+
+/**
+ * `v IN (list)` for a list of known values, with the result the per-item path gives (the or3 fold
+ * of `compareAbs('=', v, item)` over the items), found by binary search in the sorted items.
+ *
+ * Per item, that path gives: for a NULL item {t: false, f: false, n: true}; for a non-null item p,
+ * n = v.nullable and, when v has a non-null value, t = canEq(v, p) and f = canNe(v, p), else
+ * neither. Folding with or3 gives: t when some item gives t; f when no item is NULL and every
+ * item gives f; n when v.nullable, or when some item is NULL and every non-null item gives f.
+ * canEq(v, p) is `lo <= p <= hi` (`< hi` when hiOpen), and canNe(v, p) fails only for a point v
+ * equal to p. With bounds of the items' tag these comparisons never throw and the items' order
+ * makes each side monotone; any other case (or an unexpected throw) is left to the per-item path.
+ *
+ * @returns the result, or undefined to use the per-item path
+ */
+function inSortedList(e: In, v: Abs): Possible | undefined {
+  const list = sortedInList(e)
+  if (list === undefined) return undefined
+  let some = false
+  let every = list.values.length === 0
+  if (v.nonNull && list.values.length > 0) {
+    if (!searchable(list, v.lo) || !searchable(list, v.hi)) return undefined
+    if (v.point && v.lo === undefined) return undefined
+    try {
+      some = someWithin(list, v.lo, v.hi, v.hiOpen)
+      every = !(v.point && someEqual(list, v.lo as Value))
+    } catch {
+      return undefined
+    }
+  }
+  return { t: some, f: !list.hasNull && every, n: v.nullable || (list.hasNull && every) }
 }
 
 function compareAbs(op: Op, a: Abs, b: Abs): Possible {
@@ -656,7 +720,7 @@ class FileView {
         return compareAbs(e.op, this.abs(e.left), this.abs(e.right))
       case 'in': {
         const v = this.abs(e.value)
-        const r = e.list.map((item) => compareAbs('=', v, this.abs(item))).reduce(or3)
+        const r = inSortedList(e, v) ?? e.list.map((item) => compareAbs('=', v, this.abs(item))).reduce(or3)
         return e.negated ? not3(r) : r
       }
       case 'between': {
