@@ -240,17 +240,7 @@ class LocalStore implements ObjectStore {
       if (code === 'ENOENT' || code === 'ENOTDIR') return
       throw storageError(err, 'list', dirPath)
     }
-    // compareUtf8 order, with each key encoded once instead of once per comparison.
-    const fromBytes = Buffer.from(from, 'utf8')
-    const keys = names
-      .filter(isListableName)
-      .map((name) => {
-        const key = dirKey + name
-        return { key, bytes: Buffer.from(key, 'utf8') }
-      })
-      .filter((k) => Buffer.compare(k.bytes, fromBytes) >= 0)
-      .sort((a, b) => Buffer.compare(a.bytes, b.bytes))
-      .map((k) => k.key)
+    const keys = keysInUtf8Order(dirKey, names.filter(isListableName), from)
     for (let i = 0; i < keys.length; i += STAT_BATCH) {
       signal?.throwIfAborted()
       const metas = await Promise.all(keys.slice(i, i + STAT_BATCH).map((key) => this.#statFile(key)))
@@ -529,4 +519,35 @@ function storageError(err: unknown, action: string, file: string): unknown {
       ? 'The failure is transient; retry the operation.'
       : 'Check that the path is accessible and the disk is not full.',
   })
+}
+
+/** Code units from which JavaScript's string order can differ from UTF-8 byte order. */
+const BEYOND_UTF16_ORDER = /[\uD800-\uFFFF]/
+
+/**
+ * The keys `dirKey + name` at or after `from`, in compareUtf8 order. UTF-16 code unit order is
+ * UTF-8 byte order (code point order) unless a surrogate meets a unit from U+E000, so names
+ * without such units (every log file name) are compared as strings; otherwise each key is
+ * encoded once instead of once per comparison.
+ */
+function keysInUtf8Order(dirKey: string, names: readonly string[], from: string): string[] {
+  if (!BEYOND_UTF16_ORDER.test(dirKey) && !BEYOND_UTF16_ORDER.test(from)) {
+    if (names.every((n) => !BEYOND_UTF16_ORDER.test(n))) {
+      const keys: string[] = []
+      for (const name of names) {
+        const key = dirKey + name
+        if (key >= from) keys.push(key)
+      }
+      return keys.sort()
+    }
+  }
+  const fromBytes = Buffer.from(from, 'utf8')
+  return names
+    .map((name) => {
+      const key = dirKey + name
+      return { key, bytes: Buffer.from(key, 'utf8') }
+    })
+    .filter((k) => Buffer.compare(k.bytes, fromBytes) >= 0)
+    .sort((a, b) => Buffer.compare(a.bytes, b.bytes))
+    .map((k) => k.key)
 }

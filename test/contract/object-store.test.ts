@@ -324,6 +324,18 @@ describe('ObjectStore contract', { concurrency: true }, () => {
           for (const m of listed) assert.equal(m.size, Buffer.byteLength(m.key.slice(2)))
         })
 
+        it('starts at a non-ASCII from key, with and without names beyond U+D7FF', async () => {
+          for (const n of names) await store.put(`v/${n}`, bytes(n))
+          for (const n of ['e', '\u00e9', '\u00f8', 'z']) await store.put(`w/${n}`, bytes(n))
+          const after = (from: string, all: readonly string[]) =>
+            all.filter((n) => Buffer.compare(Buffer.from(n), Buffer.from(from)) >= 0)
+          assert.deepEqual(
+            await keysOf(store.listFrom('v/\uff61')),
+            after('\uff61', utf8Order).map((n) => `v/${n}`),
+          )
+          assert.deepEqual(await keysOf(store.listFrom('w/\u00e9')), ['w/\u00e9', 'w/\u00f8'])
+        })
+
         it('includes the from key itself and everything after it', async () => {
           for (const v of [0, 1, 2, 3, 10]) {
             await store.put(`_delta_log/${String(v).padStart(20, '0')}.json`, bytes(String(v)))
