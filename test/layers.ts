@@ -132,7 +132,8 @@ export const LAYERS: Readonly<Record<string, Layer>> = {
   'engine-default': {
     owns: 'the default engine: node fs, the DuckDB data plane; DuckDB types stay inside',
     imports: [...LEAVES, 'protocol', 'dv', 'expressions', 'engine', 'storage'],
-    packages: ['@duckdb/node-api', 'lossless-json'],
+    // node-bindings: the raw vector copies that fill a chunk's string columns in bulk.
+    packages: ['@duckdb/node-api', '@duckdb/node-bindings', 'lossless-json'],
     node: true,
   },
   table: {

@@ -13,10 +13,12 @@ import {
   DuckDBTimestampTZValue,
   DuckDBTimestampValue,
   type DuckDBType,
+  DuckDBTypeId,
   type DuckDBValue,
   type DuckDBVector,
   INTEGER,
 } from '@duckdb/node-api'
+import duckdb from '@duckdb/node-bindings'
 import { InvalidArgumentError } from '../errors/index.js'
 import { parseDecimal } from '../expressions/decimal.js'
 import {
@@ -31,6 +33,7 @@ import {
   decimalParts,
   type PrimitiveType,
 } from '../protocol/schema.js'
+import { StringVectorBuffer } from './duckdb-string-vector.js'
 import { decimalText } from './duckdb-values.js'
 import { physicalNameOf } from './write-layout.js'
 
@@ -210,16 +213,20 @@ const CHUNK_ROWS = 2048
 /**
  * Feeds an appender whole data chunks filled in JavaScript: fixed-width values go into typed
  * arrays and cross to DuckDB once per chunk, where the appender's own calls cross once per value
- * and once more per row. Values must already be in their DuckDB form (see
- * {@link RowValueConverter.value}).
+ * and once more per row; so do strings and blobs of at most 12 bytes (see
+ * {@link StringVectorBuffer}), longer ones cost a call each. Values must already be in their
+ * DuckDB form (see {@link RowValueConverter.value}).
  *
  * A row left unfinished when an error is thrown is never appended.
  */
 export class ChunkAppender {
   readonly #appender: DuckDBAppender
   readonly #types: readonly DuckDBType[]
+  /** Per column: its string buffer when it is VARCHAR or BLOB. */
+  readonly #strings: readonly (StringVectorBuffer | undefined)[]
   #chunk: DuckDBDataChunk | undefined
-  #vectors: DuckDBVector[] = []
+  /** Per column: its vector, when it has no string buffer. */
+  #vectors: (DuckDBVector | undefined)[] = []
   #filled = 0
 
   /**
@@ -229,6 +236,11 @@ export class ChunkAppender {
   constructor(appender: DuckDBAppender, types: readonly DuckDBType[]) {
     this.#appender = appender
     this.#types = types
+    this.#strings = types.map((t) =>
+      t.typeId === DuckDBTypeId.VARCHAR || t.typeId === DuckDBTypeId.BLOB
+        ? new StringVectorBuffer(CHUNK_ROWS, t.typeId === DuckDBTypeId.BLOB)
+        : undefined,
+    )
   }
 
   /**
@@ -239,11 +251,12 @@ export class ChunkAppender {
    */
   set(column: number, value: DuckDBValue): void {
     if (this.#chunk === undefined) {
-      const chunk = DuckDBDataChunk.create(this.#types, CHUNK_ROWS)
-      this.#vectors = this.#types.map((_, i) => chunk.getColumnVector(i))
-      this.#chunk = chunk
+      this.#chunk = DuckDBDataChunk.create(this.#types, CHUNK_ROWS)
+      this.#vectors = this.#vectorsOf(this.#chunk)
     }
-    ;(this.#vectors[column] as DuckDBVector).setItem(this.#filled, value)
+    const strings = this.#strings[column]
+    if (strings !== undefined) strings.set(this.#filled, value)
+    else (this.#vectors[column] as DuckDBVector).setItem(this.#filled, value)
   }
 
   /** Ends the current row; a full chunk goes to the appender. */
@@ -255,7 +268,11 @@ export class ChunkAppender {
   flush(): void {
     const chunk = this.#chunk
     if (chunk === undefined || this.#filled === 0) return
-    for (const v of this.#vectors) v.flush()
+    for (let i = 0; i < this.#types.length; i++) {
+      const strings = this.#strings[i]
+      if (strings !== undefined) strings.flush(duckdb.data_chunk_get_vector(chunk.chunk, i), this.#filled)
+      else (this.#vectors[i] as DuckDBVector).flush()
+    }
     // Sized after the copy: setting the size drops the chunk's vector views.
     if (this.#filled < CHUNK_ROWS) chunk.rowCount = this.#filled
     this.#appender.appendDataChunk(chunk)
@@ -264,7 +281,13 @@ export class ChunkAppender {
     // 2048 rows would hold native memory until the garbage collector happened to free it.
     chunk.reset()
     chunk.rowCount = CHUNK_ROWS
-    this.#vectors = this.#types.map((_, i) => chunk.getColumnVector(i))
+    this.#vectors = this.#vectorsOf(chunk)
+    for (const strings of this.#strings) strings?.reset()
+  }
+
+  /** The Node API vectors of the columns without a string buffer (each reads its data back). */
+  #vectorsOf(chunk: DuckDBDataChunk): (DuckDBVector | undefined)[] {
+    return this.#types.map((_, i) => (this.#strings[i] === undefined ? chunk.getColumnVector(i) : undefined))
   }
 }
 
