@@ -240,7 +240,7 @@ describe('data skipping soundness', () => {
         ['ntz', DOMAINS.ntz.map((v) => timestampNtzLiteral(v))],
         ['st.x', DOMAINS.stx.map((v) => lit(BigInt(v)))],
       ] as const
-    ).map(([path, values]) =>
+    ).flatMap(([path, values]) => [
       fc
         .tuple(
           fc.constantFrom('=', '<>', '<', '<=', '>', '>=', '<=>' as const),
@@ -251,7 +251,17 @@ describe('data skipping soundness', () => {
           const atom = compare(op, col(path), v)
           return negated ? not(atom) : atom
         }),
-    ),
+      // IN-lists of the column's own values (searched in sorted order), with NULLs and duplicates.
+      fc
+        .tuple(
+          fc.array(fc.oneof({ weight: 8, arbitrary: fc.constantFrom(...values) }, fc.constant(lit(null))), {
+            minLength: 1,
+            maxLength: 6,
+          }),
+          fc.boolean(),
+        )
+        .map(([list, negated]) => isIn(col(path), list, negated)),
+    ]),
     fc
       .tuple(fc.constantFrom(...DOMAINS.s), fc.constantFrom('%', '_%', '', '_'), fc.boolean())
       .map(([prefix, rest, negated]) => like(col('s'), lit(prefix + rest), { negated })),
