@@ -18,7 +18,13 @@ import { InvalidTableError, isDeltaError, StorageError } from '../errors/index.j
 import { ACTION_KINDS } from '../protocol/actions.js'
 import type { ObjectStore } from '../storage/object-store.js'
 import { appendAll } from '../util/arrays.js'
-import { type MapTextCache, planTypedAdds, ROW_SEPARATOR_SQL, splitRows } from './checkpoint-typed-rows.js'
+import {
+  type MapTextCache,
+  planTypedAdds,
+  planTypedRemoves,
+  ROW_SEPARATOR_SQL,
+  splitRows,
+} from './checkpoint-typed-rows.js'
 import { dataPlaneError, dataPlaneFailureKind } from './duckdb-errors.js'
 import { type DuckDbRuntime, openStream, sqlIdent, sqlString } from './duckdb-runtime.js'
 import { duckType } from './duckdb-types.js'
@@ -210,16 +216,23 @@ export class DuckDbParquetHandler implements ParquetHandler {
         // One commit-shaped JSON line per row: the first non-null action column wins (a valid
         // checkpoint row has exactly one). to_json writes BIGINTs as exact integers.
         const line = `coalesce(${present.map((c) => `'{"${c}":' || ${json(c)} || '}'`).join(', ')})`
-        const plan =
-          typedAdds && addType !== undefined
-            ? planTypedAdds(addType, present.slice(0, present.indexOf('add')))
-            : undefined
+        const removeIndex = names.indexOf('remove')
+        const plans = typedAdds
+          ? [
+              addType === undefined
+                ? undefined
+                : planTypedAdds(addType, present.slice(0, present.indexOf('add'))),
+              removeIndex < 0
+                ? undefined
+                : planTypedRemoves(head.columnType(removeIndex), present.slice(0, present.indexOf('remove'))),
+            ].filter((p) => p !== undefined)
+          : []
         // A row's text, optionally after its number (null for a row with no action at all).
         const rowText = (number?: string): string => {
           const json = number === undefined ? line : `${number} || ${line}`
-          return plan === undefined
-            ? json
-            : `CASE WHEN ${plan.condition} THEN ${plan.text(number)} ELSE ${json} END`
+          if (plans.length === 0) return json
+          const typed = plans.map((p) => `WHEN ${p.condition} THEN ${p.text(number)}`).join(' ')
+          return `CASE ${typed} ELSE ${json} END`
         }
         const text = rowText()
         const maps: MapTextCache = new Map()

@@ -126,23 +126,9 @@ export function planTypedAdds(addType: DuckDBType, before: readonly string[]): T
     const t = types.get(name)
     if (t !== undefined && t.toString() !== type) return undefined
   }
-  const dvType = types.get('deletionVector')
-  const dvTypes = dvType === undefined ? undefined : fieldTypes(dvType)
-  if (dvType !== undefined) {
-    if (dvTypes === undefined) return undefined
-    for (const [name, type] of DV_FIELDS) {
-      const t = dvTypes.get(name)
-      if ((t === undefined && name !== 'maxRowIndex') || (t !== undefined && t.toString() !== type)) {
-        return undefined
-      }
-    }
-    const dv = field(add, 'deletionVector')
-    // A descriptor missing a required field (or an all-null struct) is left to the JSON reader.
-    conditions.push(
-      `(${dv} IS NULL OR (${field(dv, 'storageType')} IN ('u', 'i', 'p') AND ${field(dv, 'pathOrInlineDv')} IS NOT NULL AND ${field(dv, 'sizeInBytes')} IS NOT NULL AND ${field(dv, 'cardinality')} IS NOT NULL))`,
-    )
-    conditions.push(noSeparator(field(dv, 'pathOrInlineDv')))
-  }
+  const dv = dvPlan(types, add)
+  if (dv === null) return undefined
+  if (dv !== undefined) conditions.push(...dv.conditions)
   // A row that needs its typed statistics converted (no JSON stats, a stats_parsed struct) goes
   // the JSON way, where such rows wait for the table schema.
   if (types.has('stats_parsed')) {
@@ -161,8 +147,6 @@ export function planTypedAdds(addType: DuckDBType, before: readonly string[]): T
   // One concat() per row: a chain of `||` would copy the growing text once per field. concat()
   // leaves out a null, which is the empty field a null stands for.
   const has = (name: string): boolean => types.has(name)
-  const dv = field(add, 'deletionVector')
-  const dvField = (name: string): string => (dvTypes?.has(name) === true ? field(dv, name) : 'NULL')
   const values = field(add, 'partitionValues')
   const parts = [
     field(add, 'path'),
@@ -175,7 +159,7 @@ export function planTypedAdds(addType: DuckDBType, before: readonly string[]): T
     has('baseRowId') ? field(add, 'baseRowId') : undefined,
     has('defaultRowCommitVersion') ? field(add, 'defaultRowCommitVersion') : undefined,
     has('clusteringProvider') ? `'+' || ${field(add, 'clusteringProvider')}` : undefined,
-    ...DV_FIELDS.map(([name]) => (dvTypes?.has(name) === true ? dvField(name) : undefined)),
+    ...(dv?.fields ?? DV_FIELDS.map(() => undefined)),
     has('stats') ? `'+' || ${field(add, 'stats')}` : undefined,
   ]
   const args: string[] = []
@@ -187,6 +171,137 @@ export function planTypedAdds(addType: DuckDBType, before: readonly string[]): T
   return {
     condition: conditions.join(' AND '),
     text: (number) => `concat(${number === undefined ? '' : `${number}, `}${fields})`,
+  }
+}
+
+/**
+ * Starts a typed `remove` row (see {@link FIELD_SEPARATOR}); like it, never raw in a JSON line.
+ */
+const REMOVE_START = '\u0002'
+const REMOVE_START_CODE = REMOVE_START.charCodeAt(0)
+const REMOVE_START_SQL = 'chr(2)'
+
+/** The fields every typed `remove` row has (null in none of them), with their types. */
+const REMOVE_REQUIRED: ReadonlyArray<readonly [string, string]> = [
+  ['path', 'VARCHAR'],
+  ['dataChange', 'BOOLEAN'],
+]
+
+/** Optional `remove` fields read when the struct has them, in the order of the row text. */
+const REMOVE_OPTIONAL: ReadonlyArray<readonly [string, string]> = [
+  ['deletionTimestamp', 'BIGINT'],
+  ['extendedFileMetadata', 'BOOLEAN'],
+  ['partitionValues', MAP_TEXT],
+  ['size', 'BIGINT'],
+  ['tags', MAP_TEXT],
+  ['baseRowId', 'BIGINT'],
+  ['defaultRowCommitVersion', 'BIGINT'],
+  ['stats', 'VARCHAR'],
+]
+
+/**
+ * Plans the typed reading of `remove` rows (the tombstones, often a quarter of a large
+ * checkpoint's rows), or `undefined` when the column's types differ from the protocol's.
+ *
+ * The text of a typed row is {@link REMOVE_START}, then each field after a
+ * {@link FIELD_SEPARATOR}: the path, data change (`t`/`f`), deletion timestamp, extended file
+ * metadata (`t`/`f`, empty for null), the partition values' JSON, size, the tags' JSON, base row
+ * id, default row commit version, the DV's six fields as for an `add`, and last the statistics
+ * after a `+`. A field the struct lacks is empty, as a null is.
+ *
+ * @param removeType - the type of the `remove` column
+ * @param before - the action columns that come before `remove` in the JSON line's `coalesce`
+ * @returns the plan
+ */
+export function planTypedRemoves(
+  removeType: DuckDBType,
+  before: readonly string[],
+): TypedAddPlan | undefined {
+  const types = fieldTypes(removeType)
+  if (types === undefined) return undefined
+  const remove = '"remove"'
+  const conditions = [`${remove} IS NOT NULL`]
+  for (const c of before) conditions.push(`"${c}" IS NULL`)
+  for (const [name, type] of REMOVE_REQUIRED) {
+    if (types.get(name)?.toString() !== type) return undefined
+    conditions.push(`${field(remove, name)} IS NOT NULL`)
+  }
+  for (const [name, type] of REMOVE_OPTIONAL) {
+    const t = types.get(name)
+    if (t !== undefined && t.toString() !== type) return undefined
+  }
+  // Fields beyond the protocol's (stats_parsed among them) are left to the JSON reader.
+  const known = new Set([...REMOVE_REQUIRED, ...REMOVE_OPTIONAL].map(([n]) => n))
+  known.add('deletionVector')
+  for (const name of types.keys()) if (!known.has(name)) return undefined
+  const dv = dvPlan(types, remove)
+  if (dv === null) return undefined
+  if (dv !== undefined) conditions.push(...dv.conditions)
+  const path = field(remove, 'path')
+  conditions.push(`strpos(${path}, ${FIELD_SQL}) = 0`, `strpos(${path}, ${ROW_SEPARATOR_SQL}) = 0`)
+  if (types.has('stats'))
+    conditions.push(`coalesce(strpos(${field(remove, 'stats')}, ${ROW_SEPARATOR_SQL}) = 0, true)`)
+
+  const has = (name: string): boolean => types.has(name)
+  const bool = (name: string): string | undefined =>
+    has(name)
+      ? `CASE WHEN ${field(remove, name)} THEN 't' WHEN NOT ${field(remove, name)} THEN 'f' END`
+      : undefined
+  const map = (name: string): string | undefined => {
+    if (!has(name)) return undefined
+    const m = field(remove, name)
+    return `CASE WHEN cardinality(${m}) = 0 THEN '{}' ELSE to_json(${m}) END`
+  }
+  const parts = [
+    path,
+    bool('dataChange'),
+    has('deletionTimestamp') ? field(remove, 'deletionTimestamp') : undefined,
+    bool('extendedFileMetadata'),
+    map('partitionValues'),
+    has('size') ? field(remove, 'size') : undefined,
+    map('tags'),
+    has('baseRowId') ? field(remove, 'baseRowId') : undefined,
+    has('defaultRowCommitVersion') ? field(remove, 'defaultRowCommitVersion') : undefined,
+    ...(dv?.fields ?? DV_FIELDS.map(() => undefined)),
+    has('stats') ? `'+' || ${field(remove, 'stats')}` : undefined,
+  ]
+  const args: string[] = []
+  for (const part of parts) {
+    args.push(FIELD_SQL)
+    if (part !== undefined) args.push(part)
+  }
+  const fields = args.join(', ')
+  return {
+    condition: conditions.join(' AND '),
+    text: (number) => `concat(${number === undefined ? '' : `${number}, `}${REMOVE_START_SQL}, ${fields})`,
+  }
+}
+
+/**
+ * The deletion vector of an action struct: the conditions a typed row needs and the SQL of its
+ * six fields; `undefined` when the struct has no `deletionVector`, `null` when its types differ
+ * from the protocol's.
+ */
+function dvPlan(
+  types: ReadonlyMap<string, DuckDBType>,
+  of: string,
+): { conditions: string[]; fields: (string | undefined)[] } | undefined | null {
+  const dvType = types.get('deletionVector')
+  if (dvType === undefined) return undefined
+  const dvTypes = fieldTypes(dvType)
+  if (dvTypes === undefined) return null
+  for (const [name, type] of DV_FIELDS) {
+    const t = dvTypes.get(name)
+    if ((t === undefined && name !== 'maxRowIndex') || (t !== undefined && t.toString() !== type)) return null
+  }
+  const dv = field(of, 'deletionVector')
+  return {
+    conditions: [
+      // A descriptor missing a required field (or an all-null struct) is left to the JSON reader.
+      `(${dv} IS NULL OR (${field(dv, 'storageType')} IN ('u', 'i', 'p') AND ${field(dv, 'pathOrInlineDv')} IS NOT NULL AND ${field(dv, 'sizeInBytes')} IS NOT NULL AND ${field(dv, 'cardinality')} IS NOT NULL))`,
+      noSeparator(field(dv, 'pathOrInlineDv')),
+    ],
+    fields: DV_FIELDS.map(([name]) => (dvTypes.has(name) ? field(dv, name) : undefined)),
   }
 }
 
@@ -232,6 +347,33 @@ function intAt(text: string, from: number, to: number): number {
 }
 
 /**
+ * The deletion vector whose six fields start at `text[a]`: the descriptor (null when its first
+ * field is empty, and then so are the other five) and the position of the separator after them.
+ */
+function dvAt(text: string, a: number): { value: Record<string, unknown> | null; end: number } {
+  const S = FIELD_SEPARATOR
+  let b = text.indexOf(S, a)
+  if (a === b) return { value: null, end: b + 5 }
+  const storageType = text.slice(a, b)
+  a = b + 1
+  b = text.indexOf(S, a)
+  const pathOrInlineDv = text.slice(a, b)
+  a = b + 1
+  b = text.indexOf(S, a)
+  const offset = a === b ? null : intAt(text, a, b)
+  a = b + 1
+  b = text.indexOf(S, a)
+  const sizeInBytes = intAt(text, a, b)
+  a = b + 1
+  b = text.indexOf(S, a)
+  const cardinality = longAt(text, a, b)
+  a = b + 1
+  b = text.indexOf(S, a)
+  const maxRowIndex = longAt(text, a, b)
+  return { value: { storageType, pathOrInlineDv, offset, sizeInBytes, cardinality, maxRowIndex }, end: b }
+}
+
+/**
  * Reads one typed row, `text[from, to)` (starting at its leading field separator), into a
  * decoded checkpoint row (`{ add: {...} }`, null for a null field), the form the action reader
  * takes.
@@ -267,29 +409,9 @@ function decodeTypedAdd(text: string, from: number, to: number, maps: MapTextCac
   const clusteringProvider = a === b ? null : text.slice(a + 1, b)
   a = b + 1
   b = text.indexOf(S, a)
-  let deletionVector: Record<string, unknown> | null = null
-  if (a === b) {
-    // No descriptor: its remaining five fields are empty.
-    b += 5
-  } else {
-    const storageType = text.slice(a, b)
-    a = b + 1
-    b = text.indexOf(S, a)
-    const pathOrInlineDv = text.slice(a, b)
-    a = b + 1
-    b = text.indexOf(S, a)
-    const offset = a === b ? null : intAt(text, a, b)
-    a = b + 1
-    b = text.indexOf(S, a)
-    const sizeInBytes = intAt(text, a, b)
-    a = b + 1
-    b = text.indexOf(S, a)
-    const cardinality = longAt(text, a, b)
-    a = b + 1
-    b = text.indexOf(S, a)
-    const maxRowIndex = longAt(text, a, b)
-    deletionVector = { storageType, pathOrInlineDv, offset, sizeInBytes, cardinality, maxRowIndex }
-  }
+  const dv = dvAt(text, a)
+  const deletionVector = dv.value
+  b = dv.end
   a = b + 1
   const stats = a === to ? null : text.slice(a + 1, to)
   const add = {
@@ -306,6 +428,64 @@ function decodeTypedAdd(text: string, from: number, to: number, maps: MapTextCac
     clusteringProvider,
   }
   return { add }
+}
+
+/** `t`, `f` or an empty field (null) of `text[from, to)`. */
+function boolAt(text: string, from: number, to: number): boolean | null {
+  return from === to ? null : text.charCodeAt(from) === 116
+}
+
+/**
+ * Reads one typed `remove` row, `text[from, to)` (starting at {@link REMOVE_START}), into a
+ * decoded checkpoint row (`{ remove: {...} }`), the form the action reader takes.
+ */
+function decodeTypedRemove(text: string, from: number, to: number, maps: MapTextCache): ActionRow {
+  const S = FIELD_SEPARATOR
+  let a = from + 2
+  let b = text.indexOf(S, a)
+  const path = text.slice(a, b)
+  a = b + 1
+  b = text.indexOf(S, a)
+  const dataChange = boolAt(text, a, b)
+  a = b + 1
+  b = text.indexOf(S, a)
+  const deletionTimestamp = longAt(text, a, b)
+  a = b + 1
+  b = text.indexOf(S, a)
+  const extendedFileMetadata = boolAt(text, a, b)
+  a = b + 1
+  b = text.indexOf(S, a)
+  const partitionValues = mapAt(text, a, b, maps)
+  a = b + 1
+  b = text.indexOf(S, a)
+  const size = longAt(text, a, b)
+  a = b + 1
+  b = text.indexOf(S, a)
+  const tags = mapAt(text, a, b, maps)
+  a = b + 1
+  b = text.indexOf(S, a)
+  const baseRowId = longAt(text, a, b)
+  a = b + 1
+  b = text.indexOf(S, a)
+  const defaultRowCommitVersion = longAt(text, a, b)
+  a = b + 1
+  const dv = dvAt(text, a)
+  a = dv.end + 1
+  const stats = a === to ? null : text.slice(a + 1, to)
+  const remove = {
+    path,
+    deletionTimestamp,
+    dataChange,
+    extendedFileMetadata,
+    partitionValues,
+    size,
+    stats,
+    tags,
+    deletionVector: dv.value,
+    baseRowId,
+    defaultRowCommitVersion,
+  }
+  return { remove }
 }
 
 /**
@@ -346,7 +526,9 @@ export function splitRows(text: string, out: ActionRow[], maps: MapTextCache, nu
       }
       numbers?.push(n)
     }
-    if (text.charCodeAt(from) === 1) out.push(decodeTypedAdd(text, from, to, maps))
+    const lead = text.charCodeAt(from)
+    if (lead === 1) out.push(decodeTypedAdd(text, from, to, maps))
+    else if (lead === REMOVE_START_CODE) out.push(decodeTypedRemove(text, from, to, maps))
     else out.push(from === 0 && to === text.length ? text : text.slice(from, to))
     if (to === text.length) break
     from = to + 1

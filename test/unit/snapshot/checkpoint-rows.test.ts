@@ -212,7 +212,7 @@ describe('checkpoint rows read as typed columns', () => {
     assert.ok(typedRows > 0, 'some golden rows were read as typed columns')
   })
 
-  it('give the same actions for every add field, over several chunks, and load the same snapshot', async () => {
+  it('give the same actions for every add and remove field, over several chunks, and load the same snapshot', async () => {
     const dir = await tempDir()
     await mkdir(join(dir, '_delta_log'))
     const n = 5_000
@@ -220,15 +220,23 @@ describe('checkpoint rows read as typed columns', () => {
     for (let i = 0; i < n; i++) actions.push({ add: variedAdd(i) })
     actions.push({ txn: { appId: 'app', version: 3n, lastUpdated: 1_700_000_000_000n } })
     actions.push({ domainMetadata: { domain: 'd', configuration: '{}', removed: false } })
-    for (let i = 0; i < 50; i++) {
+    const removes = 60
+    for (let i = 0; i < removes; i++) {
+      // Every optional field of a tombstone set in some rows and missing in others.
+      const like = variedAdd(n + i)
       actions.push({
         remove: {
-          path: `gone-${i}.parquet`,
-          deletionTimestamp: BigInt(Date.now()),
-          dataChange: true,
-          extendedFileMetadata: true,
-          partitionValues: { a: 'x', b: null, c: 'c' },
-          size: 10n,
+          path: `gone-${i}${i % 7 === 0 ? '-sp%20ace' : ''}.parquet`,
+          ...(i % 8 === 0 ? {} : { deletionTimestamp: BigInt(Date.now()) + BigInt(i) }),
+          dataChange: i % 2 === 0,
+          ...(i % 3 === 0 ? {} : { extendedFileMetadata: i % 3 === 1 }),
+          ...(i % 3 === 0 ? {} : { partitionValues: like.partitionValues, size: like.size }),
+          ...(like.stats === undefined || i % 2 === 0 ? {} : { stats: like.stats }),
+          ...(like.tags === undefined ? {} : { tags: like.tags }),
+          ...(like.deletionVector === undefined ? {} : { deletionVector: like.deletionVector }),
+          ...(like.baseRowId === undefined
+            ? {}
+            : { baseRowId: like.baseRowId, defaultRowCommitVersion: like.defaultRowCommitVersion }),
         },
       })
     }
@@ -238,7 +246,7 @@ describe('checkpoint rows read as typed columns', () => {
       const fromJson = await loadSnapshot(engine, dir)
       const cp = await writeCheckpoint(engine, fromJson)
       const typed = await assertSameBothWays(engine, [cp.key])
-      assert.equal(typed.typedRows, n, 'every add was read as typed columns')
+      assert.equal(typed.typedRows, n + removes, 'every add and remove was read as typed columns')
       const fromCheckpoint = await loadSnapshot(engine, dir)
       assert.equal(fromCheckpoint.logSegment.checkpoint?.version, 0n)
       const byPath = new Map(fromJson.activeFiles().map((f) => [f.path, f]))
@@ -263,7 +271,7 @@ describe('checkpoint rows read as typed columns', () => {
     }
   })
 
-  it('are read as JSON, to the same actions, when the add column is typed otherwise', async () => {
+  it('are read as JSON, to the same actions, when the add or remove column is typed otherwise', async () => {
     const dir = await tempDir()
     await mkdir(join(dir, '_delta_log'))
     const instance = await DuckDBInstance.create(':memory:')
@@ -274,6 +282,13 @@ describe('checkpoint rows read as typed columns', () => {
       await con.run(
         `COPY (SELECT {'path': 'f' || i || '.parquet', 'partitionValues': MAP {'p': 'v' || (i % 2)}, 'size': i::INTEGER, 'modificationTime': 5::BIGINT, 'dataChange': true, 'stats': '{"numRecords":1}'} AS "add" FROM range(3000) t(i)) TO '${join(dir, '_delta_log', 'odd.parquet')}' (FORMAT parquet)`,
       )
+      // A tombstone's size as a 32-bit integer, and one with a field the protocol does not name.
+      await con.run(
+        `COPY (SELECT {'path': 'g' || i || '.parquet', 'dataChange': true, 'size': i::INTEGER} AS "remove" FROM range(2000) t(i)) TO '${join(dir, '_delta_log', 'odd-remove.parquet')}' (FORMAT parquet)`,
+      )
+      await con.run(
+        `COPY (SELECT {'path': 'h' || i || '.parquet', 'dataChange': true, 'size': i::BIGINT, 'extra': 'x'} AS "remove" FROM range(2000) t(i)) TO '${join(dir, '_delta_log', 'extra-remove.parquet')}' (FORMAT parquet)`,
+      )
     } finally {
       con.closeSync()
       instance.closeSync()
@@ -283,6 +298,11 @@ describe('checkpoint rows read as typed columns', () => {
       const read = await assertSameBothWays(engine, ['_delta_log/odd.parquet'])
       assert.equal(read.typedRows, 0)
       assert.equal(read.actions.length, 3000)
+      for (const key of ['_delta_log/odd-remove.parquet', '_delta_log/extra-remove.parquet']) {
+        const removes = await assertSameBothWays(engine, [key])
+        assert.equal(removes.typedRows, 0, key)
+        assert.equal(removes.actions.length, 2000, key)
+      }
     } finally {
       await engine.close()
     }
