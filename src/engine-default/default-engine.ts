@@ -3,7 +3,7 @@ import type { ObjectStore } from '../storage/object-store.js'
 import { DuckDbParquetHandler } from './checkpoint-parquet.js'
 import { DuckDbDataPlane } from './duckdb-data-plane.js'
 import { DuckDbMergeExecutor } from './duckdb-merge.js'
-import { DuckDbRuntime } from './duckdb-runtime.js'
+import { DuckDbRuntime, duckDbMemoryLimit } from './duckdb-runtime.js'
 import { DuckDbWriter } from './duckdb-writer.js'
 import { defaultScratchDir, sweepScratchDirOnce } from './scratch-dir.js'
 import { withStagingCache } from './staging.js'
@@ -20,6 +20,11 @@ export interface DefaultEngineOptions {
   /** DuckDB worker threads; defaults to the number of cores. */
   readonly threads?: number
   /**
+   * The most memory DuckDB uses before it spills to the scratch directory: a number of bytes or a
+   * size such as `'4GB'` or `'512MiB'`. Defaults to DuckDB's own limit, 80% of the machine's memory.
+   */
+  readonly memoryLimit?: string | number
+  /**
    * Directory of the staging cache for remote objects, which processes may share; defaults to
    * `delta-rlc-cache-<uid>` under the OS temp dir.
    */
@@ -32,13 +37,15 @@ export interface DefaultEngineOptions {
  * The default engine: the given store for bytes, DuckDB for everything Parquet.
  *
  * @param storage - the table's store
- * @param options - scratch directory, DuckDB threads, staging cache
+ * @param options - scratch directory, DuckDB threads and memory limit, staging cache
  * @returns an engine; call `close()` when done with it
- * @throws {InvalidArgumentError} for a negative `cacheMaxBytes` or an empty `cacheDir`
+ * @throws {InvalidArgumentError} for a negative `cacheMaxBytes`, an empty `cacheDir` or an invalid
+ *   `memoryLimit`
  */
 export function createDefaultEngine(storage: ObjectStore, options: DefaultEngineOptions = {}): Engine {
-  const duck = new DuckDbRuntime(options.threads)
+  if (options.memoryLimit !== undefined) duckDbMemoryLimit(options.memoryLimit)
   const scratchDir = options.scratchDir ?? defaultScratchDir()
+  const duck = new DuckDbRuntime({ threads: options.threads, memoryLimit: options.memoryLimit, scratchDir })
   // Killed writers leave their scratch entries behind; nothing else would ever remove them.
   void sweepScratchDirOnce(scratchDir)
   const staged = withStagingCache(

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto'
+import { mkdir } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import {
@@ -7,27 +8,52 @@ import {
   DuckDBInstance,
   ResultReturnType,
 } from '@duckdb/node-api'
-import { StorageError } from '../errors/index.js'
+import { InvalidArgumentError, StorageError } from '../errors/index.js'
 import { duckDbString } from '../expressions/render-duckdb.js'
+import { scratchEntryName } from './scratch-dir.js'
+
+/** Settings of a {@link DuckDbRuntime}'s database. */
+export interface DuckDbRuntimeOptions {
+  /** DuckDB worker threads; by default DuckDB's own choice (the core count). */
+  readonly threads?: number | undefined
+  /** DuckDB's memory limit (see {@link DuckDbInstanceOptions.memoryLimit}). */
+  readonly memoryLimit?: string | number | undefined
+  /**
+   * The scratch directory: the database spills there (in an entry of its own, which DuckDB
+   * creates on the first spill and removes when the database closes).
+   */
+  readonly scratchDir?: string | undefined
+}
 
 /**
  * One embedded DuckDB database for an engine, created on first use by
  * {@link createDuckDbInstance} (which owns the instance settings).
  */
 export class DuckDbRuntime {
-  readonly #threads: number
+  readonly #options: DuckDbRuntimeOptions
   #instance: Promise<DuckDBInstance> | undefined
   #closed = false
 
-  /** @param threads - DuckDB worker threads; defaults to DuckDB's own choice (the core count) */
-  constructor(threads?: number) {
-    this.#threads = threads ?? 0
+  /** @param options - threads, memory limit, and where the database spills */
+  constructor(options: DuckDbRuntimeOptions = {}) {
+    this.#options = options
   }
 
   /** A new connection; close it with `closeSync()` when done. */
   async connect(): Promise<DuckDBConnection> {
-    this.#instance ??= createDuckDbInstance(this.#threads > 0 ? { threads: this.#threads } : {})
+    this.#instance ??= this.#create()
     return (await this.#instance).connect()
+  }
+
+  async #create(): Promise<DuckDBInstance> {
+    const { threads, memoryLimit, scratchDir } = this.#options
+    let tempDirectory: string | undefined
+    if (scratchDir !== undefined) {
+      // DuckDB creates the spill directory itself, but not its parent.
+      await mkdir(scratchDir, { recursive: true })
+      tempDirectory = join(scratchDir, scratchEntryName(`duckdb-spill-${randomUUID()}`))
+    }
+    return createDuckDbInstance({ threads, memoryLimit, tempDirectory })
   }
 
   /** Runs `fn` with a fresh connection and closes it afterwards. */
@@ -53,6 +79,40 @@ export class DuckDbRuntime {
 export interface DuckDbInstanceOptions {
   /** DuckDB worker threads; by default DuckDB's own choice (the core count). */
   readonly threads?: number | undefined
+  /**
+   * The most memory DuckDB's buffer manager uses before it spills to `tempDirectory`: a number of
+   * bytes, or a size with its unit as DuckDB writes it (`'4GB'`, `'512MiB'`). By default DuckDB's
+   * own, 80% of the machine's memory.
+   */
+  readonly memoryLimit?: string | number | undefined
+  /**
+   * Where DuckDB spills what does not fit in `memoryLimit` (sorts, joins, large MERGEs). DuckDB
+   * creates the directory on the first spill (its parent must exist) and removes it when the
+   * database closes. By default a new directory under the OS temp dir: DuckDB's own default for
+   * an in-memory database, `.tmp` in the current working directory, would leave files wherever
+   * the process happened to run.
+   */
+  readonly tempDirectory?: string | undefined
+}
+
+/** A memory size as DuckDB's `memory_limit` setting reads it. */
+const MEMORY_SIZE = /^\s*\d+(?:\.\d+)?\s*(?:B|bytes|KB|MB|GB|TB|KiB|MiB|GiB|TiB)\s*$/i
+
+/**
+ * Checks a memory limit and writes it as DuckDB's `memory_limit` setting reads it.
+ *
+ * @param limit - a number of bytes (a positive integer), or a size with its unit (`'4GB'`)
+ * @returns the setting's value
+ * @throws {InvalidArgumentError} for anything else
+ */
+export function duckDbMemoryLimit(limit: string | number): string {
+  if (typeof limit === 'number' ? Number.isSafeInteger(limit) && limit > 0 : MEMORY_SIZE.test(limit)) {
+    return typeof limit === 'number' ? `${limit}B` : limit.trim()
+  }
+  throw new InvalidArgumentError(
+    `Invalid memoryLimit ${typeof limit === 'string' ? `'${limit}'` : String(limit)}: use a number of bytes > 0 or a size such as '4GB' or '512MiB'`,
+    { argument: 'memoryLimit' },
+  )
 }
 
 /**
@@ -61,18 +121,22 @@ export interface DuckDbInstanceOptions {
  * auto-loaded: only the built-in `parquet` and `json` are used, so nothing is fetched from the
  * network and behaviour does not depend on what a previous run left in `~/.duckdb`.
  *
- * @param options - `threads`, DuckDB's worker threads
+ * @param options - worker threads, memory limit, spill directory
  * @returns the database; close it with `closeSync()` when done
+ * @throws {InvalidArgumentError} for an invalid `memoryLimit`
  */
 export function createDuckDbInstance(options: DuckDbInstanceOptions = {}): Promise<DuckDBInstance> {
   const threads = options.threads ?? 0
+  const memoryLimit = options.memoryLimit === undefined ? undefined : duckDbMemoryLimit(options.memoryLimit)
   return DuckDBInstance.create(':memory:', {
     autoinstall_known_extensions: 'false',
     autoload_known_extensions: 'false',
     // A directory that is never created: nothing can be loaded from it, and nothing is left
     // behind (one created per instance piled up in the temp directory).
     extension_directory: join(tmpdir(), `delta-rlc-duckdb-ext-${randomUUID()}`),
+    temp_directory: options.tempDirectory ?? join(tmpdir(), `delta-rlc-duckdb-spill-${randomUUID()}`),
     ...(threads > 0 ? { threads: String(threads) } : {}),
+    ...(memoryLimit === undefined ? {} : { memory_limit: memoryLimit }),
   })
 }
 

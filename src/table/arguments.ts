@@ -77,6 +77,7 @@ const RETRY_KEYS = {
 const ENGINE_OPTION_KEYS = {
   scratchDir: true,
   threads: true,
+  memoryLimit: true,
   cacheDir: true,
   cacheMaxBytes: true,
 } as const satisfies Record<keyof DefaultEngineOptions, true>

@@ -277,7 +277,7 @@ describe('compact on Spark-written files', { skip: GOLDEN_SKIP }, () => {
   for (const [table, mode] of tables) {
     it(`${table}: rewritten files keep the rows, and their stats match Spark's`, async () => {
       const dir = await mkdtemp(join(tmpdir(), 'delta-rlc-golden-writer-'))
-      const duck = new DuckDbRuntime(2)
+      const duck = new DuckDbRuntime({ threads: 2 })
       try {
         await cp(join(GOLDEN_DIR as string, table), join(dir, 'table'), { recursive: true })
         const store = createLocalStore(join(dir, 'table'))

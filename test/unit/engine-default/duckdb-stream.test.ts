@@ -17,7 +17,7 @@ const FAILS_AT_THE_END =
   "SELECT CAST(CASE WHEN i = 999999 THEN 'x' ELSE '1' END AS INTEGER) AS v FROM range(1000000) t(i)"
 
 describe('DuckDB result streams', () => {
-  const runtime = new DuckDbRuntime(2)
+  const runtime = new DuckDbRuntime({ threads: 2 })
   let con: DuckDBConnection
   before(async () => {
     con = await runtime.connect()

@@ -452,7 +452,7 @@ describe('writeRows partitioning', () => {
     const target = targetOf(full, { partitionColumns: ['ts', 'dt', 'flag', 'amount'] })
     const files = await env.writer.writeRows({ rows, target })
     assert.equal(files.length, 3)
-    const duck = new DuckDbRuntime(1)
+    const duck = new DuckDbRuntime({ threads: 1 })
     try {
       const plane = new DuckDbDataPlane(env.store, duck, `${env.dir}/scan`)
       const out: Record<string, unknown>[] = []

@@ -19,7 +19,7 @@ describe('writer failures', () => {
   let duck: DuckDbRuntime
   before(async () => {
     dir = await mkdtemp(join(tmpdir(), 'delta-rlc-writer-fail-'))
-    duck = new DuckDbRuntime(1)
+    duck = new DuckDbRuntime({ threads: 1 })
   })
   after(async () => {
     await duck.close()

@@ -37,7 +37,7 @@ export interface WriterEnv {
 export async function writerEnv(kind: 'local' | 'memory' = 'local'): Promise<WriterEnv> {
   const dir = await mkdtemp(join(tmpdir(), 'delta-rlc-writer-'))
   const store = kind === 'local' ? createLocalStore(join(dir, 'table')) : createMemoryStore()
-  const duck = new DuckDbRuntime(2)
+  const duck = new DuckDbRuntime({ threads: 2 })
   const writer = new DuckDbWriter(store, duck, join(dir, 'scratch'))
   return {
     dir,
