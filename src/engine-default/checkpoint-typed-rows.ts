@@ -17,6 +17,7 @@
 import type { DuckDBStructType, DuckDBType } from '@duckdb/node-api'
 import { DuckDBTypeId } from '@duckdb/node-api'
 import type { ActionRow } from '../engine/engine.js'
+import { appendAll } from '../util/arrays.js'
 import { sqlString } from './duckdb-runtime.js'
 
 /**
@@ -128,7 +129,7 @@ export function planTypedAdds(addType: DuckDBType, before: readonly string[]): T
   }
   const dv = dvPlan(types, add)
   if (dv === null) return undefined
-  if (dv !== undefined) conditions.push(...dv.conditions)
+  if (dv !== undefined) appendAll(conditions, dv.conditions)
   // A row that needs its typed statistics converted (no JSON stats, a stats_parsed struct) goes
   // the JSON way, where such rows wait for the table schema.
   if (types.has('stats_parsed')) {
@@ -236,7 +237,7 @@ export function planTypedRemoves(
   for (const name of types.keys()) if (!known.has(name)) return undefined
   const dv = dvPlan(types, remove)
   if (dv === null) return undefined
-  if (dv !== undefined) conditions.push(...dv.conditions)
+  if (dv !== undefined) appendAll(conditions, dv.conditions)
   const path = field(remove, 'path')
   conditions.push(`strpos(${path}, ${FIELD_SQL}) = 0`, `strpos(${path}, ${ROW_SEPARATOR_SQL}) = 0`)
   if (types.has('stats'))
