@@ -1,11 +1,12 @@
 /**
- * Checkpoint `add` rows read as one compact text each instead of a JSON line.
+ * Checkpoint `add` and `remove` rows read as one compact text each instead of a JSON line.
  *
- * Nearly every row of a large checkpoint is an `add`, and turning each into a JSON line in DuckDB
- * only to parse it again in JavaScript was most of the cost of opening a large table. When the
- * `add` struct has the types the protocol gives its fields (as Spark, delta-rs and this library
- * write them), a row whose required fields are all present becomes one text of its fields in a
- * fixed order (see {@link planTypedAdds}), read here into the decoded row: exact 64-bit integers
+ * Nearly every row of a large checkpoint is an `add` or a `remove`, and turning each into a JSON
+ * line in DuckDB only to parse it again in JavaScript was most of the cost of opening a large
+ * table. When the struct has the types the protocol gives its fields (as Spark, delta-rs and this
+ * library write them), a row whose required fields are all present becomes one text of its fields
+ * in a fixed order (see {@link planTypedAdds}, {@link planTypedRemoves}), read here into the
+ * decoded row: exact 64-bit integers
  * as bigint, booleans, maps as JSON objects. Every other row, and every row of a checkpoint typed
  * otherwise, still arrives as its JSON line, so a malformed row fails with the same message as
  * before. The row object goes through the same action reader as a parsed line does.
