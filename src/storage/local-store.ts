@@ -526,20 +526,18 @@ const BEYOND_UTF16_ORDER = /[\uD800-\uFFFF]/
 
 /**
  * The keys `dirKey + name` at or after `from`, in compareUtf8 order. UTF-16 code unit order is
- * UTF-8 byte order (code point order) unless a surrogate meets a unit from U+E000, so names
- * without such units (every log file name) are compared as strings; otherwise each key is
- * encoded once instead of once per comparison.
+ * UTF-8 byte order (code point order) unless a surrogate meets a unit from U+E000, so two strings
+ * compare the same both ways when one of them has no unit from U+D800: each name is compared
+ * with `from` as a string when `from` has none (every log file name), and only the names at or
+ * after it are checked before they are sorted as strings. Otherwise each key is encoded once
+ * instead of once per comparison.
  */
 function keysInUtf8Order(dirKey: string, names: readonly string[], from: string): string[] {
-  if (!BEYOND_UTF16_ORDER.test(dirKey) && !BEYOND_UTF16_ORDER.test(from)) {
-    if (names.every((n) => !BEYOND_UTF16_ORDER.test(n))) {
-      const keys: string[] = []
-      for (const name of names) {
-        const key = dirKey + name
-        if (key >= from) keys.push(key)
-      }
-      return keys.sort()
-    }
+  if (from.startsWith(dirKey) && !BEYOND_UTF16_ORDER.test(from)) {
+    const fromName = from.slice(dirKey.length)
+    const after: string[] = []
+    for (const name of names) if (name >= fromName) after.push(name)
+    if (after.every((n) => !BEYOND_UTF16_ORDER.test(n))) return after.sort().map((name) => dirKey + name)
   }
   const fromBytes = Buffer.from(from, 'utf8')
   return names
