@@ -1,8 +1,9 @@
 import type { DuckDBConnection } from '@duckdb/node-api'
 import type { DataFileRef, RowTrackingColumns } from '../engine/data-plane.js'
 import { StorageError } from '../errors/index.js'
+import { appendLiveEndedMasks } from './duckdb-deletion-mask.js'
 import { type PartitionLiteralColumn, partitionValueLiteral } from './duckdb-partition-literal.js'
-import { appendDeletionMasks, appendIndexedPositions } from './duckdb-row-appender.js'
+import { appendIndexedPositions } from './duckdb-row-appender.js'
 import { FILE_COL, ROW_COL, sqlIdent, sqlString } from './duckdb-runtime.js'
 import { duckType, isPrimitive } from './duckdb-types.js'
 
@@ -15,10 +16,10 @@ export const ROW_COMMIT_VERSION_COL = '__delta_rlc_row_commit_version'
 const BASE_ROW_ID_COL = '__delta_rlc_base_row_id'
 const DEFAULT_VERSION_COL = '__delta_rlc_default_row_commit_version'
 const MASK_COL = '__delta_rlc_deletion_mask'
-const MASK_BITS_COL = '__delta_rlc_deletion_mask_bits'
+const MASK_LAST_COL = '__delta_rlc_deletion_mask_last'
 /** A mask is used when at least one position in this many, up to the last deleted one, is deleted. */
 const MASK_MIN_DENSITY_INVERSE = 32
-/** `get_bit` takes a 32-bit index. */
+/** `get_bit` takes a 32-bit index, and a mask runs up to a byte past its last deleted position. */
 const MAX_MASK_BITS = 2 ** 31 - 8
 
 /** A column of a {@link LiveRows} relation. */
@@ -96,7 +97,9 @@ export interface LiveRows {
  * vector names are the physical positions across all row groups, as the protocol defines them.
  * Deleted rows are removed per file in the form {@link deletionForm} picks: a bitmask tested
  * with `get_bit` on the row's position, or an anti-join on (file, position) whose positions enter
- * DuckDB as whole data chunks of integers. Rows are matched to their file by DuckDB's
+ * DuckDB as whole data chunks of integers. When any file has a mask, every file gets one in the
+ * files table (a single clear bit for the others), so that the filter is one `get_bit` per row
+ * with no disjunction. Rows are matched to their file by DuckDB's
  * `file_index`, not by path, unless a data column of that name shadows it. Partition values come from the log, typed once by
  * {@link partitionValueLiteral}, and never from the files. Columns are found by their physical
  * name (column mapping); a column that no file holds reads as NULL. The connection's time zone
@@ -149,7 +152,7 @@ export async function defineLiveRows(con: DuckDBConnection, request: LiveRowsReq
     await con.run(`CREATE OR REPLACE TEMP TABLE ${sqlIdent(masksName)} (${index} INTEGER, mask BIT)`)
     created.push(masksName)
     const appender = await con.createAppender(masksName, 'main', 'temp')
-    appendDeletionMasks(appender, masked)
+    appendLiveEndedMasks(appender, masked)
     appender.closeSync()
   }
   if (joinFiles) {
@@ -165,8 +168,9 @@ export async function defineLiveRows(con: DuckDBConnection, request: LiveRowsReq
     await con.run(
       masked.length === 0
         ? `CREATE OR REPLACE TEMP TABLE ${filesTable} AS SELECT * FROM ${rows}`
-        : `CREATE OR REPLACE TEMP TABLE ${filesTable} AS SELECT v.*, m.mask AS ${MASK_COL}, ` +
-            `bit_length(m.mask) AS ${MASK_BITS_COL} FROM ${rows} LEFT JOIN ${sqlIdent(masksName)} m ON m.${index} = v.${index}`,
+        : // A file without a mask gets one clear bit: every row of it is live.
+          `CREATE OR REPLACE TEMP TABLE ${filesTable} AS SELECT v.*, coalesce(m.mask, '0'::BIT) AS ${MASK_COL}, ` +
+            `coalesce(bit_length(m.mask) - 1, 0) AS ${MASK_LAST_COL} FROM ${rows} LEFT JOIN ${sqlIdent(masksName)} m ON m.${index} = v.${index}`,
     )
     created.push(tables.files)
   }
@@ -184,13 +188,12 @@ export async function defineLiveRows(con: DuckDBConnection, request: LiveRowsReq
     appender.closeSync()
     from += ` ANTI JOIN ${dvTable} x ON x.${index} = ${joinFiles ? `f.${index}` : fileIndex} AND x.pos = d.file_row_number`
   }
-  // A row past a mask's last bit is live; the index is clamped so that get_bit never sees a
-  // position outside the mask, whatever order DuckDB evaluates the disjuncts in.
+  // A row past a mask's end is live: its position is clamped to the mask's last bit, which is
+  // always clear. One get_bit and no disjunction, so DuckDB has a single cheap test per row.
   const where =
     masked.length === 0
       ? ''
-      : ` WHERE (f.${MASK_COL} IS NULL OR d.file_row_number >= f.${MASK_BITS_COL} OR ` +
-        `get_bit(f.${MASK_COL}, CAST(least(d.file_row_number, f.${MASK_BITS_COL} - 1) AS INTEGER)) = 0)`
+      : ` WHERE get_bit(f.${MASK_COL}, CAST(least(d.file_row_number, f.${MASK_LAST_COL}) AS INTEGER)) = 0`
   const select = [
     `d.${path} AS ${path}`,
     `d.file_row_number AS ${sqlIdent(ROW_COL)}`,
@@ -211,7 +214,8 @@ export async function defineLiveRows(con: DuckDBConnection, request: LiveRowsReq
  * (`'list'`, `(file, position)` rows anti-joined). A mask costs the same per scanned row at any
  * density and one bit per position up to the last deleted one; a list costs a hash-table probe
  * per row that grows with its size, and twelve bytes per deleted row. Masks win from about one
- * deleted row in 32; below that, and for positions a 32-bit `get_bit` index cannot reach, the list.
+ * deleted row in 32; below that, and for positions a 32-bit `get_bit` index cannot reach (a mask
+ * runs up to a byte past its last deleted position), the list.
  *
  * @param positions - a file's deleted positions (non-empty, non-negative)
  * @returns the form its deletions take in the live-rows relation

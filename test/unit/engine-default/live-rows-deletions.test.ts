@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api'
+import { liveEndedDeletionMask } from '../../../src/engine-default/duckdb-deletion-mask.js'
 import {
   defineLiveRows,
   deletionForm,
@@ -24,6 +25,8 @@ const DELETIONS: { name: string; positions: number[]; form: 'mask' | 'list' | 'n
   // Dense at the start only: a mask shorter than the file, whose later rows are all live.
   { name: 'prefix', positions: range(40).map((p) => p * 2), form: 'mask' },
   { name: 'clean', positions: [], form: 'none' },
+  // Dense up to 1023, the last bit of a byte, then live: rows past it must not take its bit.
+  { name: 'byte-end', positions: [...range(256).map((p) => p * 4), 1023], form: 'mask' },
 ]
 
 function range(n: number): number[] {
@@ -76,9 +79,27 @@ describe('live rows: deletion vectors as masks and lists', () => {
     assert.deepEqual(set, positions)
   })
 
+  it('ends every live-rows mask with a clear bit past its last deleted position', async () => {
+    for (const positions of [[0, 7, 8, 9, 63, 64, 100], [7], [15], [0], []]) {
+      const bits = (
+        await con.runAndReadAll(
+          `SELECT list(get_bit(m, i::INTEGER) ORDER BY i) FROM (SELECT $mask AS m), range(bit_length(m)) t(i)`,
+          { mask: liveEndedDeletionMask(positions) },
+        )
+      ).getRowsJS()[0]?.[0] as number[]
+      const last = positions.length === 0 ? -1 : Math.max(...positions)
+      assert.ok(bits.length >= last + 2 && bits.length % 8 === 0, `${bits.length} bits for last ${last}`)
+      assert.equal(bits.at(-1), 0)
+      assert.deepEqual(
+        bits.flatMap((b, i) => (b === 1 ? [i] : [])),
+        positions,
+      )
+    }
+  })
+
   const variants = ['no per-row join', 'with file index', 'with a partition column'] as const
   const fileSets = [
-    { label: 'masks and lists', files: [0, 1, 2, 3] },
+    { label: 'masks and lists', files: [0, 1, 2, 3, 4] },
     { label: 'lists only', files: [1, 3] },
   ]
   for (const variant of variants) {
