@@ -27,6 +27,7 @@ import {
   isStructType,
 } from '../protocol/schema.js'
 import type { ObjectStore } from '../storage/object-store.js'
+import { appendAll } from '../util/arrays.js'
 import { ColumnBatcher } from './duckdb-columns.js'
 import { dataPlaneError, streamFailureError } from './duckdb-errors.js'
 import { defineLiveRows, ROW_COMMIT_VERSION_COL, ROW_ID_COL } from './duckdb-live-rows.js'
@@ -75,22 +76,29 @@ export class DuckDbDataPlane implements DataPlane {
     const con = prepared.con
     try {
       const tracked = request.rowTracking !== undefined
-      const width = request.columns.length
       const { sql, onFailure } = scanQuery(request, prepared)
+      // Each output column's name and type, then the chunk column it comes from (by index).
+      const outputs: { readonly name: string; readonly type: DataType }[] = request.columns.map((c) => ({
+        name: c.name,
+        type: c.type,
+      }))
+      if (tracked)
+        outputs.push({ name: ROW_ID_COLUMN, type: 'long' }, { name: ROW_COMMIT_VERSION_COLUMN, type: 'long' })
       let batch: Record<string, unknown>[] = []
       for await (const chunk of streamChunks(con, sql, { signal: request.signal, onFailure })) {
-        for (const row of chunk.getRows()) {
-          const obj: Record<string, unknown> = {}
-          for (let i = 0; i < width; i++) {
-            const c = request.columns[i] as ColumnSpec
-            obj[c.name] = toJsValue(row[i] ?? null, c.type)
+        // Column by column, each vector fetched once: the chunk's row-wise reading asks DuckDB
+        // for the column count on every row and builds each value's type on every value.
+        const count = chunk.rowCount
+        const objs = new Array<Record<string, unknown>>(count)
+        for (let r = 0; r < count; r++) objs[r] = {}
+        for (let i = 0; i < outputs.length; i++) {
+          const { name, type } = outputs[i] as { name: string; type: DataType }
+          const vector = chunk.getColumnVector(i)
+          for (let r = 0; r < count; r++) {
+            ;(objs[r] as Record<string, unknown>)[name] = toJsValue(vector.getItem(r), type)
           }
-          if (tracked) {
-            obj[ROW_ID_COLUMN] = toJsValue(row[width] ?? null, 'long')
-            obj[ROW_COMMIT_VERSION_COLUMN] = toJsValue(row[width + 1] ?? null, 'long')
-          }
-          batch.push(obj)
         }
+        appendAll(batch, objs)
         if (batch.length >= batchSize) {
           yield batch
           batch = []
