@@ -482,15 +482,19 @@ async function* readBatches(
   let batch: Record<string, unknown>[] = []
   let rowsRead = 0
   for await (const chunk of stream.chunks()) {
-    for (const row of chunk.getRows()) {
-      const obj: Record<string, unknown> = {}
-      for (let i = 0; i < selected.length; i++) {
-        const s = selected[i] as SelectedColumn
-        obj[s.name] = s.convert(row[i] ?? null)
-      }
-      batch.push(obj)
+    // Column by column, each vector fetched once: the chunk's row-wise reading asks DuckDB for
+    // the column count on every row and builds each value's type on every value.
+    const count = chunk.rowCount
+    const objs = new Array<Record<string, unknown>>(count)
+    for (let r = 0; r < count; r++) objs[r] = {}
+    for (let i = 0; i < selected.length; i++) {
+      const s = selected[i] as SelectedColumn
+      const vector = chunk.getColumnVector(i)
+      for (let r = 0; r < count; r++)
+        (objs[r] as Record<string, unknown>)[s.name] = s.convert(vector.getItem(r))
     }
-    rowsRead += chunk.rowCount
+    for (const o of objs) batch.push(o)
+    rowsRead += count
     if (batch.length >= batchRows) {
       yield batch
       batch = []
