@@ -349,31 +349,78 @@ function intAt(text: string, from: number, to: number): number {
 }
 
 /**
- * The deletion vector whose six fields start at `text[a]`: the descriptor (null when its first
- * field is empty, and then so are the other five) and the position of the separator after them.
+ * Reads the fields of one typed row in order: {@link FieldCursor.next} moves to the next field,
+ * `text[a, b)`, and the readers decode it. One cursor serves a whole read (no object per row).
  */
-function dvAt(text: string, a: number): { value: Record<string, unknown> | null; end: number } {
-  const S = FIELD_SEPARATOR
-  let b = text.indexOf(S, a)
-  if (a === b) return { value: null, end: b + 5 }
-  const storageType = text.slice(a, b)
-  a = b + 1
-  b = text.indexOf(S, a)
-  const pathOrInlineDv = text.slice(a, b)
-  a = b + 1
-  b = text.indexOf(S, a)
-  const offset = a === b ? null : intAt(text, a, b)
-  a = b + 1
-  b = text.indexOf(S, a)
-  const sizeInBytes = intAt(text, a, b)
-  a = b + 1
-  b = text.indexOf(S, a)
-  const cardinality = longAt(text, a, b)
-  a = b + 1
-  b = text.indexOf(S, a)
-  const maxRowIndex = longAt(text, a, b)
-  return { value: { storageType, pathOrInlineDv, offset, sizeInBytes, cardinality, maxRowIndex }, end: b }
+class FieldCursor {
+  text = ''
+  a = 0
+  b = 0
+
+  /** Starts at the field whose separator is at `text[separator]`. */
+  reset(text: string, separator: number): this {
+    this.text = text
+    this.b = separator
+    return this
+  }
+
+  next(): this {
+    this.a = this.b + 1
+    this.b = this.text.indexOf(FIELD_SEPARATOR, this.a)
+    return this
+  }
+
+  string(): string {
+    return this.text.slice(this.a, this.b)
+  }
+
+  /** A text written after a `+` (it may be empty), null for the empty field. */
+  plusString(): string | null {
+    return this.a === this.b ? null : this.text.slice(this.a + 1, this.b)
+  }
+
+  long(): bigint | null {
+    return longAt(this.text, this.a, this.b)
+  }
+
+  int(): number | null {
+    return this.a === this.b ? null : intAt(this.text, this.a, this.b)
+  }
+
+  /** `t`, `f`, or null for the empty field. */
+  bool(): boolean | null {
+    return this.a === this.b ? null : this.text.charCodeAt(this.a) === 116
+  }
+
+  map(maps: MapTextCache): unknown {
+    return mapAt(this.text, this.a, this.b, maps)
+  }
+
+  /** The deletion vector of the next six fields: null when the first is empty (all six are then). */
+  deletionVector(): Record<string, unknown> | null {
+    const storageType = this.next().string()
+    if (storageType === '') {
+      this.b += 5
+      return null
+    }
+    return {
+      storageType,
+      pathOrInlineDv: this.next().string(),
+      offset: this.next().int(),
+      sizeInBytes: this.next().int(),
+      cardinality: this.next().long(),
+      maxRowIndex: this.next().long(),
+    }
+  }
+
+  /** The last field, after a `+`, running to `to`: null when empty. */
+  lastPlusString(to: number): string | null {
+    const a = this.b + 1
+    return a === to ? null : this.text.slice(a + 1, to)
+  }
 }
+
+const cursor = new FieldCursor()
 
 /**
  * Reads one typed row, `text[from, to)` (starting at its leading field separator), into a
@@ -381,41 +428,18 @@ function dvAt(text: string, a: number): { value: Record<string, unknown> | null;
  * takes.
  */
 function decodeTypedAdd(text: string, from: number, to: number, maps: MapTextCache): ActionRow {
-  const S = FIELD_SEPARATOR
-  let a = from + 1
-  let b = text.indexOf(S, a)
-  const path = text.slice(a, b)
-  a = b + 1
-  b = text.indexOf(S, a)
-  const partitionValues = mapAt(text, a, b, maps)
-  a = b + 1
-  b = text.indexOf(S, a)
-  const size = longAt(text, a, b)
-  a = b + 1
-  b = text.indexOf(S, a)
-  const modificationTime = longAt(text, a, b)
-  a = b + 1
-  b = text.indexOf(S, a)
-  const dataChange = text.charCodeAt(a) === 116
-  a = b + 1
-  b = text.indexOf(S, a)
-  const tags = mapAt(text, a, b, maps)
-  a = b + 1
-  b = text.indexOf(S, a)
-  const baseRowId = longAt(text, a, b)
-  a = b + 1
-  b = text.indexOf(S, a)
-  const defaultRowCommitVersion = longAt(text, a, b)
-  a = b + 1
-  b = text.indexOf(S, a)
-  const clusteringProvider = a === b ? null : text.slice(a + 1, b)
-  a = b + 1
-  b = text.indexOf(S, a)
-  const dv = dvAt(text, a)
-  const deletionVector = dv.value
-  b = dv.end
-  a = b + 1
-  const stats = a === to ? null : text.slice(a + 1, to)
+  const c = cursor.reset(text, from)
+  const path = c.next().string()
+  const partitionValues = c.next().map(maps)
+  const size = c.next().long()
+  const modificationTime = c.next().long()
+  const dataChange = c.next().bool() === true
+  const tags = c.next().map(maps)
+  const baseRowId = c.next().long()
+  const defaultRowCommitVersion = c.next().long()
+  const clusteringProvider = c.next().plusString()
+  const deletionVector = c.deletionVector()
+  const stats = c.lastPlusString(to)
   const add = {
     path,
     partitionValues,
@@ -432,48 +456,23 @@ function decodeTypedAdd(text: string, from: number, to: number, maps: MapTextCac
   return { add }
 }
 
-/** `t`, `f` or an empty field (null) of `text[from, to)`. */
-function boolAt(text: string, from: number, to: number): boolean | null {
-  return from === to ? null : text.charCodeAt(from) === 116
-}
-
 /**
  * Reads one typed `remove` row, `text[from, to)` (starting at {@link REMOVE_START}), into a
  * decoded checkpoint row (`{ remove: {...} }`), the form the action reader takes.
  */
 function decodeTypedRemove(text: string, from: number, to: number, maps: MapTextCache): ActionRow {
-  const S = FIELD_SEPARATOR
-  let a = from + 2
-  let b = text.indexOf(S, a)
-  const path = text.slice(a, b)
-  a = b + 1
-  b = text.indexOf(S, a)
-  const dataChange = boolAt(text, a, b)
-  a = b + 1
-  b = text.indexOf(S, a)
-  const deletionTimestamp = longAt(text, a, b)
-  a = b + 1
-  b = text.indexOf(S, a)
-  const extendedFileMetadata = boolAt(text, a, b)
-  a = b + 1
-  b = text.indexOf(S, a)
-  const partitionValues = mapAt(text, a, b, maps)
-  a = b + 1
-  b = text.indexOf(S, a)
-  const size = longAt(text, a, b)
-  a = b + 1
-  b = text.indexOf(S, a)
-  const tags = mapAt(text, a, b, maps)
-  a = b + 1
-  b = text.indexOf(S, a)
-  const baseRowId = longAt(text, a, b)
-  a = b + 1
-  b = text.indexOf(S, a)
-  const defaultRowCommitVersion = longAt(text, a, b)
-  a = b + 1
-  const dv = dvAt(text, a)
-  a = dv.end + 1
-  const stats = a === to ? null : text.slice(a + 1, to)
+  const c = cursor.reset(text, from + 1)
+  const path = c.next().string()
+  const dataChange = c.next().bool()
+  const deletionTimestamp = c.next().long()
+  const extendedFileMetadata = c.next().bool()
+  const partitionValues = c.next().map(maps)
+  const size = c.next().long()
+  const tags = c.next().map(maps)
+  const baseRowId = c.next().long()
+  const defaultRowCommitVersion = c.next().long()
+  const deletionVector = c.deletionVector()
+  const stats = c.lastPlusString(to)
   const remove = {
     path,
     deletionTimestamp,
@@ -483,7 +482,7 @@ function decodeTypedRemove(text: string, from: number, to: number, maps: MapText
     size,
     stats,
     tags,
-    deletionVector: dv.value,
+    deletionVector,
     baseRowId,
     defaultRowCommitVersion,
   }
