@@ -118,16 +118,8 @@ export function planTypedAdds(addType: DuckDBType, before: readonly string[]): T
   const types = fieldTypes(addType)
   if (types === undefined) return undefined
   const add = '"add"'
-  const conditions = [`${add} IS NOT NULL`]
-  for (const c of before) conditions.push(`"${c}" IS NULL`)
-  for (const [name, type] of REQUIRED) {
-    if (types.get(name)?.toString() !== type) return undefined
-    conditions.push(`${field(add, name)} IS NOT NULL`)
-  }
-  for (const [name, type] of OPTIONAL) {
-    const t = types.get(name)
-    if (t !== undefined && t.toString() !== type) return undefined
-  }
+  const conditions = typedRowConditions(add, types, before, REQUIRED, OPTIONAL)
+  if (conditions === undefined) return undefined
   const dv = dvPlan(types, add)
   if (dv === null) return undefined
   if (dv !== undefined) appendAll(conditions, dv.conditions)
@@ -146,8 +138,6 @@ export function planTypedAdds(addType: DuckDBType, before: readonly string[]): T
   if (types.has('stats'))
     conditions.push(`coalesce(strpos(${field(add, 'stats')}, ${ROW_SEPARATOR_SQL}) = 0, true)`)
 
-  // One concat() per row: a chain of `||` would copy the growing text once per field. concat()
-  // leaves out a null, which is the empty field a null stands for.
   const has = (name: string): boolean => types.has(name)
   const values = field(add, 'partitionValues')
   const parts = [
@@ -164,16 +154,48 @@ export function planTypedAdds(addType: DuckDBType, before: readonly string[]): T
     ...(dv?.fields ?? DV_FIELDS.map(() => undefined)),
     has('stats') ? `'+' || ${field(add, 'stats')}` : undefined,
   ]
-  const args: string[] = []
+  return { condition: conditions.join(' AND '), text: concatText(parts) }
+}
+
+/**
+ * The conditions every typed row of an action column needs: the action set, none of the columns
+ * before it set, its required fields present. `undefined` when a field the struct has is typed
+ * otherwise than the protocol says.
+ */
+function typedRowConditions(
+  column: string,
+  types: ReadonlyMap<string, DuckDBType>,
+  before: readonly string[],
+  required: ReadonlyArray<readonly [string, string]>,
+  optional: ReadonlyArray<readonly [string, string]>,
+): string[] | undefined {
+  const conditions = [`${column} IS NOT NULL`]
+  for (const c of before) conditions.push(`"${c}" IS NULL`)
+  for (const [name, type] of required) {
+    if (types.get(name)?.toString() !== type) return undefined
+    conditions.push(`${field(column, name)} IS NOT NULL`)
+  }
+  for (const [name, type] of optional) {
+    const t = types.get(name)
+    if (t !== undefined && t.toString() !== type) return undefined
+  }
+  return conditions
+}
+
+/**
+ * The SQL of a typed row's text: `lead` (if any), then each part after a field separator, the
+ * part left out where it is undefined (an empty field). One concat() per row: a chain of `||`
+ * would copy the growing text once per field, and concat() leaves out a null, which is the empty
+ * field a null stands for.
+ */
+function concatText(parts: readonly (string | undefined)[], lead?: string): TypedAddPlan['text'] {
+  const args: string[] = lead === undefined ? [] : [lead]
   for (const part of parts) {
     args.push(FIELD_SQL)
     if (part !== undefined) args.push(part)
   }
   const fields = args.join(', ')
-  return {
-    condition: conditions.join(' AND '),
-    text: (number) => `concat(${number === undefined ? '' : `${number}, `}${fields})`,
-  }
+  return (number) => `concat(${number === undefined ? '' : `${number}, `}${fields})`
 }
 
 /**
@@ -222,16 +244,8 @@ export function planTypedRemoves(
   const types = fieldTypes(removeType)
   if (types === undefined) return undefined
   const remove = '"remove"'
-  const conditions = [`${remove} IS NOT NULL`]
-  for (const c of before) conditions.push(`"${c}" IS NULL`)
-  for (const [name, type] of REMOVE_REQUIRED) {
-    if (types.get(name)?.toString() !== type) return undefined
-    conditions.push(`${field(remove, name)} IS NOT NULL`)
-  }
-  for (const [name, type] of REMOVE_OPTIONAL) {
-    const t = types.get(name)
-    if (t !== undefined && t.toString() !== type) return undefined
-  }
+  const conditions = typedRowConditions(remove, types, before, REMOVE_REQUIRED, REMOVE_OPTIONAL)
+  if (conditions === undefined) return undefined
   // Fields beyond the protocol's (stats_parsed among them) are left to the JSON reader.
   const known = new Set([...REMOVE_REQUIRED, ...REMOVE_OPTIONAL].map(([n]) => n))
   known.add('deletionVector')
@@ -267,16 +281,7 @@ export function planTypedRemoves(
     ...(dv?.fields ?? DV_FIELDS.map(() => undefined)),
     has('stats') ? `'+' || ${field(remove, 'stats')}` : undefined,
   ]
-  const args: string[] = []
-  for (const part of parts) {
-    args.push(FIELD_SQL)
-    if (part !== undefined) args.push(part)
-  }
-  const fields = args.join(', ')
-  return {
-    condition: conditions.join(' AND '),
-    text: (number) => `concat(${number === undefined ? '' : `${number}, `}${REMOVE_START_SQL}, ${fields})`,
-  }
+  return { condition: conditions.join(' AND '), text: concatText(parts, REMOVE_START_SQL) }
 }
 
 /**
