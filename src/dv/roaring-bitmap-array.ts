@@ -205,8 +205,13 @@ export class RoaringBitmapArray implements Iterable<number> {
     try {
       if (isArrayLike(positions)) {
         for (let i = 0; i < positions.length; i++) {
-          const [key, low] = splitPosition(positions[i]!, 'positions')
-          builder.push(key, low)
+          const p = positions[i]!
+          // Positions below 2^32 (nearly all) skip the split and its pair.
+          if (typeof p === 'number' && p >= 0 && p < TWO_POW_32 && Number.isInteger(p)) builder.push(0, p)
+          else {
+            const [key, low] = splitPosition(p, 'positions')
+            builder.push(key, low)
+          }
         }
       } else {
         for (const position of positions) {

@@ -1,13 +1,14 @@
 import {
   BIGINT,
   type DuckDBConnection,
-  DuckDBListValue,
+  type DuckDBListVector,
   type DuckDBValue,
   DuckDBVector,
 } from '@duckdb/node-api'
 import {
   type ColumnBatch,
   type ColumnSpec,
+  type DataFileRef,
   type DataPlane,
   type FileMatches,
   type LocateRowIdsRequest,
@@ -17,7 +18,7 @@ import {
   type ScanRequest,
   type ValueBounds,
 } from '../engine/data-plane.js'
-import { InvalidArgumentError } from '../errors/index.js'
+import { InternalError, InvalidArgumentError } from '../errors/index.js'
 import type { Expression } from '../expressions/ast.js'
 import { renderDuckDbSql } from '../expressions/render-duckdb.js'
 import {
@@ -46,8 +47,6 @@ import { type StagedFile, stageAndConnect } from './staging.js'
 
 /** Rows per yielded batch when the caller gives no hint. */
 const DEFAULT_BATCH = 8192
-/** The column of a match query that holds each row's predicate answer. */
-const MATCH_COL = '__delta_rlc_match'
 /** The temporary table of the row ids a lookup seeks. */
 const SOUGHT_TABLE = 'delta_rlc_sought_row_ids'
 
@@ -155,63 +154,64 @@ export class DuckDbDataPlane implements DataPlane {
   ): Promise<FileMatches[]> {
     if (request.files.length === 0) return []
     const boundsOf = request.boundsOf ?? []
+    // The predicate filters the scan itself, so DuckDB evaluates it where it reads the column
+    // and carries only matching rows further; live row counts come from the footers instead.
     const prepared = await this.#prepare({
       ...request,
       columns: [...(request.columns ?? []), ...boundsOf],
-      predicate: undefined,
     })
     try {
-      const cond = request.predicate ? prepared.render(request.predicate) : 'true'
       const tracked = request.rowTracking !== undefined
-      const hit = sqlIdent(MATCH_COL)
+      const row = `d.${ROW_COL}`
+      // Positions cross as DOUBLE (exact below 2^53) so that they are read from the list's child
+      // vector as numbers, one native read each, with no value object per position. Row ids must
+      // pair with them, so a tracking match orders both lists; otherwise order is restored in
+      // JavaScript only when DuckDB's threads did not keep it.
       const aggregates = [
-        `count(*)`,
-        `list(d.${ROW_COL} ORDER BY d.${ROW_COL}) FILTER (WHERE d.${hit})`,
-        ...(tracked ? [`list(d.${sqlIdent(ROW_ID_COL)} ORDER BY d.${ROW_COL}) FILTER (WHERE d.${hit})`] : []),
+        tracked ? `list(CAST(${row} AS DOUBLE) ORDER BY ${row})` : `list(CAST(${row} AS DOUBLE))`,
+        ...(tracked ? [`list(d.${sqlIdent(ROW_ID_COL)} ORDER BY ${row})`] : []),
         ...boundsOf.flatMap((c) => {
           const v = prepared.columnSql(c)
-          return [
-            `min(${v}) FILTER (WHERE d.${hit})`,
-            `max(${v}) FILTER (WHERE d.${hit})`,
-            `count(*) FILTER (WHERE d.${hit} AND ${v} IS NULL)`,
-          ]
+          return [`min(${v})`, `max(${v})`, `count(*) - count(${v})`]
         }),
       ]
-      // The predicate is evaluated once per row; every aggregate reads its answer.
-      const r = await prepared.con.runAndReadAll(
-        `SELECT d.${FILE_COL}, ${aggregates.join(', ')} FROM (SELECT d.*, coalesce((${cond}), false) AS ${hit} ` +
-          `${prepared.fromWhere}) d GROUP BY d.${FILE_COL}`,
+      const result = await prepared.con.run(
+        `SELECT d.${FILE_COL}, ${aggregates.join(', ')} ${prepared.fromWhere} GROUP BY d.${FILE_COL}`,
       )
-      const byPath = new Map<string, Omit<FileMatches, 'key'>>()
-      for (const row of r.getRows()) {
-        const positions = listItems(row[2]).map((p) => Number(p))
-        let k = 3
-        const out: {
-          liveRows: number
-          positions: number[]
-          rowIds?: (bigint | null)[]
-          bounds?: ValueBounds[]
-        } = { liveRows: Number(row[1]), positions }
-        if (tracked) out.rowIds = listItems(row[k++]).map((v) => (v === null ? null : BigInt(v as bigint)))
-        if (boundsOf.length > 0) {
-          out.bounds = boundsOf.map((c) => {
-            const b = {
-              min: toJsValue(row[k] ?? null, c.type),
-              max: toJsValue(row[k + 1] ?? null, c.type),
-              nullCount: Number(row[k + 2]),
-            }
-            k += 3
-            return Object.freeze(b)
-          })
+      const byPath = new Map<string, Omit<FileMatches, 'key' | 'liveRows'>>()
+      for (let c = 0; c < result.chunkCount; c++) {
+        const chunk = result.getChunk(c)
+        const lists = [1, ...(tracked ? [2] : [])].map((k) => chunk.getColumnVector(k) as DuckDBListVector)
+        const values = (k: number, r: number): DuckDBValue => chunk.getColumnVector(k).getItem(r)
+        for (let r = 0; r < chunk.rowCount; r++) {
+          const at = lists.map((l) => ({ offset: l.getEntryOffset(r), length: l.getEntryLength(r) }))
+          const positions = numbersOf(lists[0] as DuckDBListVector, at[0]!.offset, at[0]!.length)
+          const out: { positions: number[]; rowIds?: (bigint | null)[]; bounds?: ValueBounds[] } = {
+            positions: tracked ? positions : ascending(positions),
+          }
+          if (tracked) out.rowIds = bigintsOf(lists[1] as DuckDBListVector, at[1]!.offset, at[1]!.length)
+          let k = tracked ? 3 : 2
+          if (boundsOf.length > 0) {
+            out.bounds = boundsOf.map((col) => {
+              const b = {
+                min: toJsValue(values(k, r) ?? null, col.type),
+                max: toJsValue(values(k + 1, r) ?? null, col.type),
+                nullCount: Number(values(k + 2, r)),
+              }
+              k += 3
+              return Object.freeze(b)
+            })
+          }
+          byPath.set(String(values(0, r)), out)
         }
-        byPath.set(String(row[0]), out)
       }
+      const liveRows = await liveRowCounts(prepared.con, request.files, prepared.paths)
       return request.files.map((f, i) => {
         const found = byPath.get(prepared.paths[i] as string)
         return Object.freeze({
           key: f.key,
           positions: found?.positions ?? [],
-          liveRows: found?.liveRows ?? 0,
+          liveRows: liveRows[i] as number,
           ...(tracked ? { rowIds: found?.rowIds ?? [] } : {}),
           ...(boundsOf.length > 0
             ? {
@@ -356,9 +356,95 @@ interface PreparedQuery {
   release(): Promise<void>
 }
 
-/** The items of a LIST result value (an empty list for NULL, which an empty FILTER gives). */
-function listItems(v: DuckDBValue | undefined): readonly DuckDBValue[] {
-  return v instanceof DuckDBListValue ? v.items : []
+/** Items `offset` to `offset + length` of a list's DOUBLE child vector, as numbers. */
+function numbersOf(list: DuckDBListVector, offset: number, length: number): number[] {
+  const child = list.childVector
+  const out = new Array<number>(length)
+  for (let k = 0; k < length; k++) out[k] = child.getItem(offset + k) as number
+  return out
+}
+
+/** Items `offset` to `offset + length` of a list's BIGINT child vector. */
+function bigintsOf(list: DuckDBListVector, offset: number, length: number): (bigint | null)[] {
+  const child = list.childVector
+  const out = new Array<bigint | null>(length)
+  for (let k = 0; k < length; k++) out[k] = child.getItem(offset + k) as bigint | null
+  return out
+}
+
+/**
+ * `positions` (distinct non-negative integers) in ascending order: as given when they already
+ * are, else through a bitset over their range when that is small (the common case: a file's rows
+ * are its range), else by a numeric sort.
+ */
+function ascending(positions: number[]): number[] {
+  let sorted = true
+  let last = -1
+  for (let k = 0; k < positions.length; k++) {
+    const p = positions[k] as number
+    if (p < last) sorted = false
+    if (p > last) last = p
+  }
+  if (sorted) return positions
+  if (last >= BITSET_SORT_MAX_BITS || last > positions.length * BITSET_SORT_BITS_PER_POSITION) {
+    return Array.from(Float64Array.from(positions).sort())
+  }
+  const words = new Uint32Array((last >>> 5) + 1)
+  for (let k = 0; k < positions.length; k++) {
+    const p = positions[k] as number
+    words[p >>> 5] = (words[p >>> 5] as number) | (1 << (p & 31))
+  }
+  const out = new Array<number>(positions.length)
+  let n = 0
+  for (let w = 0; w < words.length; w++) {
+    let bits = words[w] as number
+    while (bits !== 0) {
+      const low = bits & -bits
+      out[n++] = w * 32 + 31 - Math.clz32(low)
+      bits ^= low
+    }
+  }
+  return out
+}
+
+/** {@link ascending} uses a bitset for positions below this (2^31: 256 MiB of bits at most)... */
+const BITSET_SORT_MAX_BITS = 2 ** 31
+/** ...and of at most this many bits per position (a bitset scan costs one step per 32 of them). */
+const BITSET_SORT_BITS_PER_POSITION = 1024
+
+/**
+ * The live rows of each file: its physical rows by its footer, less the positions its deletion
+ * vector names among them (the live-rows relation hides exactly those).
+ */
+async function liveRowCounts(
+  con: DuckDBConnection,
+  files: readonly Pick<DataFileRef, 'deletedRows'>[],
+  paths: readonly string[],
+): Promise<number[]> {
+  const rows = (
+    await con.runAndReadAll(
+      `SELECT file_name, num_rows FROM parquet_file_metadata([${paths.map(sqlString).join(', ')}])`,
+    )
+  ).getRows()
+  const physical = new Map(rows.map(([name, count]) => [String(name), Number(count)]))
+  return files.map((f, i) => {
+    const total = physical.get(paths[i] as string)
+    if (total === undefined) throw new InternalError(`no footer row count for the data file ${paths[i]}`)
+    return total - deletedAmong(f.deletedRows, total)
+  })
+}
+
+/** How many distinct positions of `deleted` (ascending, as a DV gives them) are below `rows`. */
+function deletedAmong(deleted: ArrayLike<number> | undefined, rows: number): number {
+  if (deleted === undefined) return 0
+  let n = 0
+  let last = -1
+  for (let k = 0; k < deleted.length; k++) {
+    const p = deleted[k] as number
+    if (p < rows && p !== last) n++
+    last = p
+  }
+  return n
 }
 
 function uniqueColumns(cols: readonly ColumnSpec[]): ColumnSpec[] {

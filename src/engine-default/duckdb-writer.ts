@@ -33,6 +33,7 @@ import type { ObjectStore } from '../storage/object-store.js'
 import { dataPlaneError, dataPlaneFailureKind } from './duckdb-errors.js'
 import { defineLiveRows, FILE_INDEX_COL, ROW_COMMIT_VERSION_COL, ROW_ID_COL } from './duckdb-live-rows.js'
 import {
+  appendDeletionMasks,
   appendIndexedPositions,
   ChunkAppender,
   isPlainObject,
@@ -182,20 +183,30 @@ export class DuckDbWriter implements DataWriter {
         }),
       ]
       let from = `(${rel}) r`
+      const conditions: string[] = []
+      if (request.where !== undefined) conditions.push(`coalesce((${render(request.where)}), false)`)
       if (positions !== undefined) {
-        await job.appendPositions('w_pos', sources, positions)
-        from += ` ${mode === 'include' ? 'SEMI' : 'ANTI'} JOIN w_pos ON w_pos.__idx = r.__idx AND w_pos.__pos = r.__frn`
+        const filter = await job.positionsFilter('w_pos', sources, positions, mode)
+        from += filter.join
+        if (filter.condition !== undefined) conditions.push(filter.condition)
       }
-      const where = request.where === undefined ? '' : ` WHERE coalesce((${render(request.where)}), false)`
+      const where = conditions.length === 0 ? '' : ` WHERE ${conditions.join(' AND ')}`
       if (tracking !== undefined) out.push('r.__rid', 'r.__rcv')
-      await job.runUserSql(
-        `CREATE TEMP TABLE w_out AS SELECT ${out.join(', ')}, r.__idx, r.__frn FROM ${from}${where} ORDER BY r.__idx, r.__frn`,
-      )
+      const select = `SELECT ${out.join(', ')}, r.__idx, r.__frn FROM ${from}${where} ORDER BY r.__idx, r.__frn`
+      const hidden = tracking === undefined ? [] : rowTrackingSelect(tracking)
+      const checksNulls = notNullChecks(layout, set).length > 0
+      if (layout.partitionColumns.length === 0 && !checksNulls) {
+        // Nothing to check or group first: the rows go from the sources to the files in one COPY,
+        // never held in a table (an empty result writes no file).
+        return job.userSql(() =>
+          job.writeGroups(`(${select})`, [{ where: 'true', partitionValues: {} }], hidden),
+        )
+      }
+      await job.userSql(() => job.con.run(`CREATE TEMP TABLE w_out AS ${select}`))
       job.check()
       await checkNotNull(job.con, layout, set)
       const total = Number((await job.con.runAndReadAll('SELECT count(*) FROM w_out')).getRows()[0]?.[0] ?? 0)
       if (total === 0) return []
-      const hidden = tracking === undefined ? [] : rowTrackingSelect(tracking)
       if (layout.partitionColumns.length === 0) {
         return job.writeGroups('w_out', [{ where: 'true', partitionValues: {} }], hidden)
       }
@@ -247,10 +258,10 @@ export class DuckDbWriter implements DataWriter {
           )
           continue
         }
-        await job.appendPositions(`w_cdc_pos${k}`, sources, part.positions)
+        const filter = await job.positionsFilter(`w_cdc_pos${k}`, sources, part.positions, 'include')
         selects.push(
-          `SELECT ${cols.join(', ')}, ${type} AS __ct, r.__idx, r.__frn FROM (${rel}) r ` +
-            `SEMI JOIN w_cdc_pos${k} q ON q.__idx = r.__idx AND q.__pos = r.__frn`,
+          `SELECT ${cols.join(', ')}, ${type} AS __ct, r.__idx, r.__frn FROM (${rel}) r${filter.join}` +
+            (filter.condition === undefined ? '' : ` WHERE ${filter.condition}`),
         )
       }
       await job.con.run(
@@ -489,12 +500,12 @@ class WriteJob {
   }
 
   /**
-   * Runs SQL that evaluates caller expressions: DuckDB's query errors (conversion, overflow, type
-   * mismatch) are the caller's; any other failure is left to the job's own mapping.
+   * Runs work whose SQL evaluates caller expressions: DuckDB's query errors (conversion, overflow,
+   * type mismatch) are the caller's; any other failure is left to the job's own mapping.
    */
-  async runUserSql(sql: string): Promise<void> {
+  async userSql<T>(work: () => Promise<T>): Promise<T> {
     try {
-      await this.con.run(sql)
+      return await work()
     } catch (err) {
       if (isDeltaError(err) || dataPlaneFailureKind(err) !== 'query') throw err
       throw dataPlaneError(err, { what: 'rewrite expressions', argument: 'set' })
@@ -542,6 +553,48 @@ class WriteJob {
     ]
     const sql = `SELECT ${cols.join(', ')} FROM (${live.sql})`
     return { sql, paths }
+  }
+
+  /**
+   * What keeps the rows of `positions` (`include`: only them, and none of a source missing from
+   * the map) or drops them (`exclude`) from a relation `r` with `__idx` and `__frn`: a join to
+   * append after `r`, and a condition to AND into its WHERE. Positions go in as one `BIT` mask
+   * per source, tested with `get_bit` (one bit per position up to the last: no hash table, a few
+   * bytes per file per row); when some source's positions are too sparse or too far for a mask,
+   * every source's go in as `(__idx, __pos)` rows, semi- or anti-joined.
+   *
+   * @param table - the name of the helper table to fill
+   */
+  async positionsFilter(
+    table: string,
+    sources: readonly DataFileRef[],
+    positions: ReadonlyMap<string, readonly number[]>,
+    mode: 'include' | 'exclude',
+  ): Promise<{ join: string; condition?: string | undefined }> {
+    const groups = sources.flatMap((f, index) => {
+      const list = positions.get(f.key)
+      return list === undefined ? [] : [{ index, positions: list }]
+    })
+    const t = sqlIdent(table)
+    if (!groups.every((g) => fitsMask(g.positions))) {
+      await this.appendPositions(table, sources, positions)
+      const kind = mode === 'include' ? 'SEMI' : 'ANTI'
+      return { join: ` ${kind} JOIN ${t} ON ${t}.__idx = r.__idx AND ${t}.__pos = r.__frn` }
+    }
+    await this.con.run(`CREATE OR REPLACE TEMP TABLE ${t} (__idx INTEGER, mask BIT)`)
+    const appender = await this.con.createAppender(table, 'main', 'temp')
+    appendDeletionMasks(appender, groups)
+    appender.closeSync()
+    // A row past a mask's last bit is not in it; the index is clamped so that get_bit never sees
+    // a position outside the mask, whatever order DuckDB evaluates the disjuncts in.
+    const bits = `bit_length(${t}.mask)`
+    const bit = `get_bit(${t}.mask, CAST(least(r.__frn, ${bits} - 1) AS INTEGER))`
+    return mode === 'include'
+      ? { join: ` JOIN ${t} ON ${t}.__idx = r.__idx`, condition: `(r.__frn < ${bits} AND ${bit} = 1)` }
+      : {
+          join: ` LEFT JOIN ${t} ON ${t}.__idx = r.__idx`,
+          condition: `(${t}.mask IS NULL OR r.__frn >= ${bits} OR ${bit} = 0)`,
+        }
   }
 
   /** Fills a `(__idx, __pos)` table from positions keyed by source key. */
@@ -1075,12 +1128,11 @@ async function groupTableByPartition(
   return groups
 }
 
-/** Fails when a `set` made a non-nullable column null. */
-async function checkNotNull(
-  con: DuckDBConnection,
+/** A count of the nulls of each non-nullable column that a `set` assigns, over `w_out`. */
+function notNullChecks(
   layout: WriteLayout,
   set: ReadonlyMap<LayoutColumn, Expression>,
-): Promise<void> {
+): { column: string; sql: string }[] {
   const checks: { column: string; sql: string }[] = []
   layout.dataColumns.forEach((c, i) => {
     if (!c.nullable && set.has(c))
@@ -1090,6 +1142,16 @@ async function checkNotNull(
     if (!c.nullable && set.has(c))
       checks.push({ column: c.name, sql: `count(*) FILTER (WHERE p${j} IS NULL)` })
   })
+  return checks
+}
+
+/** Fails when a `set` made a non-nullable column null. */
+async function checkNotNull(
+  con: DuckDBConnection,
+  layout: WriteLayout,
+  set: ReadonlyMap<LayoutColumn, Expression>,
+): Promise<void> {
+  const checks = notNullChecks(layout, set)
   if (checks.length === 0) return
   const row =
     (await con.runAndReadAll(`SELECT ${checks.map((c) => c.sql).join(', ')} FROM w_out`)).getRows()[0] ?? []
@@ -1105,6 +1167,24 @@ async function checkNotNull(
     }
   })
 }
+
+/**
+ * Whether a source's positions go in as a `BIT` mask: every position within `get_bit`'s 32-bit
+ * index, and the mask (one bit per position up to the last) at most 8 KiB or 32 bytes per
+ * position, so that a few positions far into a large file stay a short list.
+ */
+function fitsMask(positions: readonly number[]): boolean {
+  let last = -1
+  for (let k = 0; k < positions.length; k++) last = Math.max(last, positions[k] as number)
+  return last < MAX_MASK_BITS && last < Math.max(MASK_FREE_BITS, positions.length * MASK_BITS_PER_POSITION)
+}
+
+/** `get_bit` takes a 32-bit index. */
+const MAX_MASK_BITS = 2 ** 31 - 8
+/** A mask of up to this many bits (8 KiB) is used however few positions it holds. */
+const MASK_FREE_BITS = 2 ** 16
+/** Beyond that, a mask may take this many bits per position it holds (32 bytes). */
+const MASK_BITS_PER_POSITION = 256
 
 function resolveSet(
   set: Readonly<Record<string, Expression>> | undefined,
@@ -1314,7 +1394,8 @@ function checkPositions(
         argument: 'positions',
       })
     }
-    for (const p of list) {
+    for (let k = 0; k < list.length; k++) {
+      const p = list[k] as number
       if (!Number.isSafeInteger(p) || p < 0) {
         throw new InvalidArgumentError(
           `positions of '${key}' hold ${p}; row positions are non-negative integers`,

@@ -1,5 +1,5 @@
 import type { WrittenFile } from '../engine/data-writer.js'
-import { InvalidArgumentError } from '../errors/index.js'
+import { InternalError, InvalidArgumentError } from '../errors/index.js'
 import type { Expression } from '../expressions/ast.js'
 import { parseWhere } from '../expressions/parse-where.js'
 import { toSql } from '../expressions/to-sql.js'
@@ -15,6 +15,7 @@ import {
   parseAssignments,
   removedRowIdsOf,
   replaceRows,
+  type TouchedFile,
 } from './dml-support.js'
 import { writeTargetOf } from './write-support.js'
 
@@ -76,18 +77,22 @@ export async function buildUpdate(ctx: OperationContext, options: UpdateOptions)
 
   // Images first: a bad `set` (type, NOT NULL) fails here, before any DV is written. With row
   // tracking enabled they keep their stable ids and take the commit's version; the copies of a
-  // copy-on-write UPDATE keep both (replaceRows).
+  // copy-on-write UPDATE keep both (replaceRows). The predicate goes with the positions so that
+  // the engine can filter the rows as it reads them; the positions decide, and the count below
+  // proves that every matched row got its image.
   if (rowTracking !== undefined) checkFilesTrackRows(touched.map((t) => t.file))
   const images: WrittenFile[] = await ctx.engine.writer.rewrite({
     sources: touched.map((t) => t.ref),
     positions: new Map(touched.map((t) => [t.ref.key, t.positions])),
     positionsMode: 'include',
+    where: predicate,
     set,
     target: writeTargetOf(snap),
     signal: ctx.signal,
     rowTracking: rowTracking === undefined ? undefined : { ...rowTracking, updated: true },
   })
   ctx.wrote(images.map((f) => f.key))
+  checkImageCount(touched, images)
   const { removal, actions } = await replaceRows(ctx, touched, images)
   // Change data feed: the rows as they were, from their source files, and the images as written.
   const changes = await changeDataActions(ctx, { preimages: touched, postimages: images })
@@ -113,6 +118,22 @@ export async function buildUpdate(ctx: OperationContext, options: UpdateOptions)
       rowTracking === undefined
         ? undefined
         : removedRowIdsOf(touched, { preservedImageRows: images.reduce((n, f) => n + f.numRecords, 0) }),
+  }
+}
+
+/**
+ * Every matched row has exactly one image: the images are the matched positions that the
+ * predicate selects again, so as many images as positions means none was left out.
+ *
+ * @throws {InternalError} when the counts differ
+ */
+function checkImageCount(touched: readonly TouchedFile[], images: readonly WrittenFile[]): void {
+  const matched = touched.reduce((n, t) => n + t.positions.length, 0)
+  const written = images.reduce((n, f) => n + f.numRecords, 0)
+  if (written !== matched) {
+    throw new InternalError(
+      `UPDATE wrote ${written} updated row(s) for the ${matched} row(s) its predicate matched`,
+    )
   }
 }
 

@@ -217,3 +217,103 @@ describe('rewrite', () => {
     )
   })
 })
+
+describe('rewrite of an unpartitioned table, positions as masks and as lists', () => {
+  const flat = schemaOf({ name: 'id', type: 'long', nullable: false }, { name: 'score', type: 'integer' })
+  const flatTarget = targetOf(flat)
+  /** Past 2^16 rows, so that a few positions near the end are too sparse for a mask. */
+  const BIG = 70_000
+  let env: WriterEnv
+  let sources: DataFileRef[]
+  let initialKeys: string[]
+
+  before(async () => {
+    env = await writerEnv()
+    const rows = Array.from({ length: BIG }, (_, i) => ({ id: BigInt(i), score: i % 1000 }))
+    const [big] = await env.writer.writeRows({ rows, target: flatTarget })
+    const [small] = await env.writer.writeRows({
+      rows: [0, 1, 2].map((i) => ({ id: BigInt(BIG + i), score: i })),
+      target: flatTarget,
+    })
+    // The big file's DV hides positions 3 and BIG - 2.
+    sources = [
+      { key: (big as WrittenFile).key, partitionValues: {}, deletedRows: [3, BIG - 2] },
+      { key: (small as WrittenFile).key, partitionValues: {} },
+    ]
+    initialKeys = await listKeys(env.store)
+  })
+  after(async () => {
+    await env.close()
+  })
+
+  const dense = Array.from({ length: BIG / 10 }, (_, k) => k * 10 + 3)
+  const sparse = [5, 3, BIG - 2, BIG - 1].sort((a, b) => a - b)
+  const liveBig = (p: number) => p !== 3 && p !== BIG - 2
+  const cases: [string, 'include' | 'exclude', number[], number[], number[]][] = [
+    // name, mode, big file's positions, small file's positions, expected ids
+    ['dense included positions (masks)', 'include', dense, [1], [...dense.filter(liveBig), BIG + 1]],
+    [
+      'dense excluded positions (masks)',
+      'exclude',
+      dense,
+      [1],
+      [...range(BIG).filter((p) => liveBig(p) && !dense.includes(p)), BIG, BIG + 2],
+    ],
+    ['sparse included positions (lists)', 'include', sparse, [], [5, BIG - 1]],
+    [
+      'sparse excluded positions (lists)',
+      'exclude',
+      sparse,
+      [],
+      [...range(BIG).filter((p) => liveBig(p) && !sparse.includes(p)), BIG, BIG + 1, BIG + 2],
+    ],
+  ]
+  for (const [name, mode, big, small, ids] of cases) {
+    it(`selects the live rows of ${name} and applies set`, async () => {
+      const files = await env.writer.rewrite({
+        sources,
+        target: flatTarget,
+        positions: new Map([
+          [(sources[0] as DataFileRef).key, big],
+          [(sources[1] as DataFileRef).key, small],
+        ]),
+        positionsMode: mode,
+        set: { score: parseExpression('score + 1') },
+      })
+      const got: { id: bigint; score: number }[] = []
+      for (const f of files) {
+        const back = await readFileRows(env.store, f.key, flat)
+        assert.equal(back.rows.length, f.numRecords)
+        got.push(...(back.rows as { id: bigint; score: number }[]))
+        await env.store.delete(f.key)
+      }
+      got.sort((x, y) => Number(x.id - y.id))
+      assert.deepStrictEqual(
+        got,
+        ids.map((i) => ({ id: BigInt(i), score: i >= BIG ? i - BIG + 1 : (i % 1000) + 1 })),
+      )
+      assert.deepStrictEqual(await listKeys(env.store), initialKeys)
+    })
+  }
+
+  it('rejects a set value out of the column range, written straight to the files, and writes nothing', async () => {
+    await assert.rejects(
+      env.writer.rewrite({
+        sources,
+        target: flatTarget,
+        positions: new Map([[(sources[0] as DataFileRef).key, dense]]),
+        set: { score: parseExpression('score * 100000000') },
+      }),
+      (err: unknown) => {
+        assert.ok(err instanceof InvalidArgumentError, String(err))
+        assert.match(err.message, /Cannot evaluate/)
+        return true
+      },
+    )
+    assert.deepStrictEqual(await listKeys(env.store), initialKeys)
+  })
+})
+
+function range(n: number): number[] {
+  return Array.from({ length: n }, (_, i) => i)
+}
