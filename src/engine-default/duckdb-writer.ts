@@ -926,12 +926,16 @@ class RowStaging {
     const chunks = this.#chunks
     const appender = this.#appender
     const converter = this.#converter
+    // One position object for every value, read only by the message of a value that does not
+    // fit (thrown at once): an object per value was most of this loop's own time.
+    const at = { row: 0, column: '' }
     for (let g = 0; g < rowsByGroup.length; g++) {
       for (const r of rowsByGroup[g] as readonly number[]) {
         const row = rows[r] as Record<string, unknown>
+        at.row = offset + r
         for (let i = 0; i < n; i++) {
           const c = columns[i] as LayoutColumn
-          const at = { row: offset + r, column: c.name }
+          at.column = c.name
           if (chunks) chunks.set(i, converter.value(row[c.name], c.type, c.nullable, at))
           else converter.append(appender, row[c.name], c.type, c.nullable, this.#types[i] as DuckDBType, at)
         }
