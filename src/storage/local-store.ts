@@ -160,13 +160,15 @@ class LocalStore implements ObjectStore {
     checkObjectKey(key)
     opts?.signal?.throwIfAborted()
     const file = this.#fullPath(key)
-    await this.#checkResolvesInside(file, 'read', key)
     let stats: Stats
     try {
       stats = await fs.stat(file)
     } catch (err) {
       throw this.#readError(err, key, file)
     }
+    // Checked once the file is known to exist: a missing file (a probe of the next commit, most
+    // often) costs one call, and nothing about a file is returned before the check.
+    await this.#checkResolvesInside(file, 'read', key)
     if (!stats.isFile()) throw new FileNotFoundError(file, { hint: 'The key names a directory.' })
     return fileMeta(key, stats)
   }
