@@ -297,7 +297,9 @@ export async function removeRows(
         await initDeletionVectors()
         // The old DV's positions and the leaving ones are disjoint and ascending: one merge
         // builds the new DV, with no bitmap per part and no union.
-        const positions = mergeAscending(t.ref.deletedRows ?? [], t.positions)
+        const old = t.ref.deletedRows
+        const positions =
+          old === undefined || old.length === 0 ? t.positions : mergeAscending(old, t.positions)
         dvUpdates.push({ file: t.file, bitmap: RoaringBitmapArray.fromSorted(positions) })
       } else {
         rewrites.push(t)
