@@ -1,7 +1,6 @@
 import {
   BIGINT,
   type DuckDBAppender,
-  DuckDBBitValue,
   DuckDBBlobValue,
   DuckDBDataChunk,
   DuckDBDateValue,
@@ -314,45 +313,6 @@ export function appendIndexedPositions(
     }
   }
   chunks.flush()
-}
-
-/**
- * The deleted positions of one file as the payload of a DuckDB `BIT` value: bit `p` (counted
- * from the first, most significant bit) is set when position `p` is deleted, and the value is as
- * long as the last deleted position needs, rounded up to whole bytes.
- *
- * @param positions - deleted row positions (non-negative integers below 2^31, any order)
- * @returns the `BIT` value; `get_bit(mask, p) = 1` exactly for the given positions below its length
- */
-export function deletionMask(positions: ArrayLike<number>): DuckDBBitValue {
-  let last = -1
-  for (let k = 0; k < positions.length; k++) last = Math.max(last, positions[k] as number)
-  // A BIT value's first byte counts the unused bits at its start: none here, so bit p is bit
-  // (p % 8) of byte 1 + p / 8, most significant first.
-  const data = new Uint8Array(last < 0 ? 2 : 2 + (last >>> 3))
-  for (let k = 0; k < positions.length; k++) {
-    const p = positions[k] as number
-    data[1 + (p >>> 3)] = (data[1 + (p >>> 3)] as number) | (0x80 >>> (p & 7))
-  }
-  return new DuckDBBitValue(data)
-}
-
-/**
- * Appends `(index, mask)` rows to an appender whose columns are `INTEGER` and `BIT`: one
- * {@link deletionMask} per file, so a file's deleted positions cost one value however many there are.
- *
- * @param appender - an appender on a two-column `(INTEGER, BIT)` table
- * @param groups - per file: its index and its deleted positions (non-negative integers below 2^31)
- */
-export function appendDeletionMasks(
-  appender: DuckDBAppender,
-  groups: Iterable<{ readonly index: number; readonly positions: ArrayLike<number> }>,
-): void {
-  for (const g of groups) {
-    appender.appendInteger(g.index)
-    appender.appendBit(deletionMask(g.positions))
-    appender.endRow()
-  }
 }
 
 /** Where a value sits, for messages. */

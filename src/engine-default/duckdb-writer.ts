@@ -30,10 +30,10 @@ import { renderDuckDbSql } from '../expressions/render-duckdb.js'
 import { encodeAddPath, partitionDirectory, serializePartitionValue } from '../protocol/partition-values.js'
 import type { DataType } from '../protocol/schema.js'
 import type { ObjectStore } from '../storage/object-store.js'
+import { appendLiveEndedMasks } from './duckdb-deletion-mask.js'
 import { dataPlaneError, dataPlaneFailureKind } from './duckdb-errors.js'
 import { defineLiveRows, FILE_INDEX_COL, ROW_COMMIT_VERSION_COL, ROW_ID_COL } from './duckdb-live-rows.js'
 import {
-  appendDeletionMasks,
   appendIndexedPositions,
   ChunkAppender,
   isPlainObject,
@@ -583,7 +583,7 @@ class WriteJob {
     }
     await this.con.run(`CREATE OR REPLACE TEMP TABLE ${t} (__idx INTEGER, mask BIT)`)
     const appender = await this.con.createAppender(table, 'main', 'temp')
-    appendDeletionMasks(appender, groups)
+    appendLiveEndedMasks(appender, groups)
     appender.closeSync()
     // A row past a mask's last bit is not in it; the index is clamped so that get_bit never sees
     // a position outside the mask, whatever order DuckDB evaluates the disjuncts in.

@@ -11,7 +11,6 @@ import {
   FILE_INDEX_COL,
   type LiveRowsColumn,
 } from '../../../src/engine-default/duckdb-live-rows.js'
-import { deletionMask } from '../../../src/engine-default/duckdb-row-appender.js'
 import { createDuckDbInstance, FILE_COL, ROW_COL } from '../../../src/engine-default/duckdb-runtime.js'
 
 const ROWS = 5000
@@ -71,7 +70,7 @@ describe('live rows: deletion vectors as masks and lists', () => {
     const bits = (
       await con.runAndReadAll(
         `SELECT list(get_bit(m, i::INTEGER) ORDER BY i) FROM (SELECT $mask AS m), range(bit_length(m)) t(i)`,
-        { mask: deletionMask(positions) },
+        { mask: liveEndedDeletionMask(positions) },
       )
     ).getRowsJS()[0]?.[0] as number[]
     assert.equal(bits.length, 104)
