@@ -8,7 +8,6 @@ import {
 import {
   type ColumnBatch,
   type ColumnSpec,
-  type DataFileRef,
   type DataPlane,
   type FileMatches,
   type LocateRowIdsRequest,
@@ -18,7 +17,7 @@ import {
   type ScanRequest,
   type ValueBounds,
 } from '../engine/data-plane.js'
-import { InternalError, InvalidArgumentError } from '../errors/index.js'
+import { InvalidArgumentError } from '../errors/index.js'
 import type { Expression } from '../expressions/ast.js'
 import { renderDuckDbSql } from '../expressions/render-duckdb.js'
 import {
@@ -31,7 +30,7 @@ import type { ObjectStore } from '../storage/object-store.js'
 import { appendAll } from '../util/arrays.js'
 import { ColumnBatcher } from './duckdb-columns.js'
 import { dataPlaneError, streamFailureError } from './duckdb-errors.js'
-import { defineLiveRows, ROW_COMMIT_VERSION_COL, ROW_ID_COL } from './duckdb-live-rows.js'
+import { defineLiveRows, liveRowCounts, ROW_COMMIT_VERSION_COL, ROW_ID_COL } from './duckdb-live-rows.js'
 import { ChunkAppender } from './duckdb-row-appender.js'
 import {
   type DuckDbRuntime,
@@ -411,41 +410,6 @@ function ascending(positions: number[]): number[] {
 const BITSET_SORT_MAX_BITS = 2 ** 31
 /** ...and of at most this many bits per position (a bitset scan costs one step per 32 of them). */
 const BITSET_SORT_BITS_PER_POSITION = 1024
-
-/**
- * The live rows of each file: its physical rows by its footer, less the positions its deletion
- * vector names among them (the live-rows relation hides exactly those).
- */
-async function liveRowCounts(
-  con: DuckDBConnection,
-  files: readonly Pick<DataFileRef, 'deletedRows'>[],
-  paths: readonly string[],
-): Promise<number[]> {
-  const rows = (
-    await con.runAndReadAll(
-      `SELECT file_name, num_rows FROM parquet_file_metadata([${paths.map(sqlString).join(', ')}])`,
-    )
-  ).getRows()
-  const physical = new Map(rows.map(([name, count]) => [String(name), Number(count)]))
-  return files.map((f, i) => {
-    const total = physical.get(paths[i] as string)
-    if (total === undefined) throw new InternalError(`no footer row count for the data file ${paths[i]}`)
-    return total - deletedAmong(f.deletedRows, total)
-  })
-}
-
-/** How many distinct positions of `deleted` (ascending, as a DV gives them) are below `rows`. */
-function deletedAmong(deleted: ArrayLike<number> | undefined, rows: number): number {
-  if (deleted === undefined) return 0
-  let n = 0
-  let last = -1
-  for (let k = 0; k < deleted.length; k++) {
-    const p = deleted[k] as number
-    if (p < rows && p !== last) n++
-    last = p
-  }
-  return n
-}
 
 function uniqueColumns(cols: readonly ColumnSpec[]): ColumnSpec[] {
   const seen = new Map<string, ColumnSpec>()

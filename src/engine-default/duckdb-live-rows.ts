@@ -1,6 +1,6 @@
 import type { DuckDBConnection } from '@duckdb/node-api'
 import type { DataFileRef, RowTrackingColumns } from '../engine/data-plane.js'
-import { StorageError } from '../errors/index.js'
+import { InternalError, StorageError } from '../errors/index.js'
 import { appendLiveEndedMasks } from './duckdb-deletion-mask.js'
 import { type PartitionLiteralColumn, partitionValueLiteral } from './duckdb-partition-literal.js'
 import { appendIndexedPositions } from './duckdb-row-appender.js'
@@ -206,6 +206,58 @@ export async function defineLiveRows(con: DuckDBConnection, request: LiveRowsReq
     present,
     tables: created,
   }
+}
+
+/**
+ * The rows of each file by its Parquet footer, read without reading any row.
+ *
+ * @param con - a connection
+ * @param paths - local paths of Parquet files
+ * @returns the row count of each path, in the order of `paths`
+ * @throws {InternalError} when DuckDB reports no count for a path
+ */
+export async function footerRowCounts(con: DuckDBConnection, paths: readonly string[]): Promise<number[]> {
+  if (paths.length === 0) return []
+  const rows = (
+    await con.runAndReadAll(
+      `SELECT file_name, num_rows FROM parquet_file_metadata([${paths.map(sqlString).join(', ')}])`,
+    )
+  ).getRows()
+  const byPath = new Map(rows.map(([name, count]) => [String(name), Number(count)]))
+  return paths.map((path) => {
+    const n = byPath.get(path)
+    if (n === undefined)
+      throw new InternalError(`DuckDB reported no footer row count for the data file ${path}`)
+    return n
+  })
+}
+
+/**
+ * The live rows of each file without scanning it: its footer's rows less the distinct positions
+ * its deletion vector names among them, which are the rows a {@link LiveRows} relation hides.
+ *
+ * @param con - a connection
+ * @param files - the files, with their deleted positions (ascending, as a DV gives them)
+ * @param paths - the local path of each file, in the order of `files`
+ * @returns the live row count of each file, in order
+ * @throws {InternalError} when DuckDB reports no count for a path
+ */
+export async function liveRowCounts(
+  con: DuckDBConnection,
+  files: readonly Pick<DataFileRef, 'deletedRows'>[],
+  paths: readonly string[],
+): Promise<number[]> {
+  const physical = await footerRowCounts(con, paths)
+  return files.map((f, i) => {
+    const rows = physical[i] as number
+    const deleted = f.deletedRows ?? []
+    let hidden = 0
+    for (let k = 0; k < deleted.length; k++) {
+      const p = deleted[k] as number
+      if (p < rows && (k === 0 || p !== deleted[k - 1])) hidden++
+    }
+    return rows - hidden
+  })
 }
 
 /**

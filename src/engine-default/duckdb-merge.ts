@@ -18,7 +18,7 @@ import type { ColumnMappingMode, DataType } from '../protocol/schema.js'
 import type { ObjectStore } from '../storage/object-store.js'
 import { appendAll } from '../util/arrays.js'
 import { dataPlaneError, dataPlaneFailureKind } from './duckdb-errors.js'
-import { defineLiveRows, FILE_INDEX_COL, ROW_ID_COL } from './duckdb-live-rows.js'
+import { defineLiveRows, FILE_INDEX_COL, liveRowCounts, ROW_ID_COL } from './duckdb-live-rows.js'
 import { ChunkAppender, RowValueConverter } from './duckdb-row-appender.js'
 import { type DuckDbRuntime, ROW_COL, sqlIdent, sqlString } from './duckdb-runtime.js'
 import { duckType } from './duckdb-types.js'
@@ -376,44 +376,15 @@ class MergeJob {
         }
       }
     }
-    const live = await this.#liveRowCounts()
+    const live = await liveRowCounts(this.#con, this.#req.files, this.#paths)
     return this.#req.files.map((f, i) =>
       Object.freeze({
         key: f.key,
         positions: Object.freeze(byFile.get(i) ?? []),
-        liveRows: live.get(i) ?? 0,
+        liveRows: live[i] as number,
         ...(tracking ? { rowIds: Object.freeze(idsByFile.get(i) ?? []) } : {}),
       }),
     )
-  }
-
-  /**
-   * Live rows per request file: the rows in its footer less the distinct positions its deletion
-   * vector holds among them, so that no row is scanned for it.
-   */
-  async #liveRowCounts(): Promise<Map<number, number>> {
-    const live = new Map<number, number>()
-    const files = this.#req.files
-    if (files.length === 0) return live
-    const paths = this.#paths
-    const rows = (
-      await this.#con.runAndReadAll(
-        `SELECT file_name, num_rows FROM parquet_file_metadata([${paths.map(sqlString).join(', ')}])`,
-      )
-    ).getRowsJS()
-    const numRows = new Map(rows.map(([name, n]) => [String(name), Number(n)]))
-    files.forEach((f, i) => {
-      const n = numRows.get(paths[i] as string)
-      if (n === undefined) throw new InternalError(`DuckDB did not report the row count of ${f.key}`)
-      const deleted = f.deletedRows ?? []
-      let hidden = 0
-      for (let k = 0; k < deleted.length; k++) {
-        const p = deleted[k] as number
-        if (p < n && (k === 0 || p !== deleted[k - 1])) hidden++
-      }
-      live.set(i, n - hidden)
-    })
-    return live
   }
 
   /**

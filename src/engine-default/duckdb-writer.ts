@@ -32,7 +32,13 @@ import type { DataType } from '../protocol/schema.js'
 import type { ObjectStore } from '../storage/object-store.js'
 import { appendLiveEndedMasks } from './duckdb-deletion-mask.js'
 import { dataPlaneError, dataPlaneFailureKind } from './duckdb-errors.js'
-import { defineLiveRows, FILE_INDEX_COL, ROW_COMMIT_VERSION_COL, ROW_ID_COL } from './duckdb-live-rows.js'
+import {
+  defineLiveRows,
+  FILE_INDEX_COL,
+  footerRowCounts,
+  ROW_COMMIT_VERSION_COL,
+  ROW_ID_COL,
+} from './duckdb-live-rows.js'
 import {
   appendIndexedPositions,
   ChunkAppender,
@@ -678,7 +684,7 @@ class WriteJob {
     // One pass over the sources gives each one's live row count and the fingerprint of its rows
     // in order. A source without deletions has its rows at file_row_number 0..n-1, so its rank is
     // the position itself and only a bin with deletions needs DuckDB's window to rank its rows.
-    const withDeletions = sources.filter((f) => (f.deletedRows?.length ?? 0) > 0)
+    const withDeletions = sources.flatMap((f, i) => ((f.deletedRows?.length ?? 0) > 0 ? [i] : []))
     const expected = await sourceFingerprints(
       this.con,
       `SELECT __idx AS __i, __frn AS __f, ${selectList} FROM (${rel})`,
@@ -687,17 +693,16 @@ class WriteJob {
     // Without deletions, every physical row is live; a source with deletions has its physical
     // count read from its footer, since a deletion vector naming rows the file lacks is not
     // evidence of how many it has.
-    const footerRows = await this.#footerRowCounts(
-      sources.flatMap((f, i) => ((f.deletedRows?.length ?? 0) > 0 ? [i] : [])),
-      paths,
+    const counts = await footerRowCounts(
+      this.con,
+      withDeletions.map((i) => paths[i] as string),
     )
+    const footerRows = new Map(withDeletions.map((i, k) => [i, counts[k] as number]))
     const compacted: CompactedSource[] = []
     let offset = 0
     sources.forEach((f, i) => {
       const rowCount = expected.get(i)?.rows ?? 0
-      const physicalRowCount = (f.deletedRows?.length ?? 0) > 0 ? footerRows.get(i) : rowCount
-      if (physicalRowCount === undefined)
-        throw new InternalError(`no footer row count for the compaction source ${f.key}`)
+      const physicalRowCount = footerRows.get(i) ?? rowCount
       compacted.push(Object.freeze({ key: f.key, rowOffsetInTarget: offset, rowCount, physicalRowCount }))
       offset += rowCount
     })
@@ -762,23 +767,6 @@ class WriteJob {
   }
 
   // === Private steps ===
-
-  /** Rows per file from the Parquet footers of the sources at `indexes` (of `paths`). */
-  async #footerRowCounts(indexes: readonly number[], paths: readonly string[]): Promise<Map<number, number>> {
-    const out = new Map<number, number>()
-    if (indexes.length === 0) return out
-    const byPath = new Map(indexes.map((i) => [paths[i] as string, i]))
-    const rows = (
-      await this.con.runAndReadAll(
-        `SELECT file_name, num_rows FROM parquet_file_metadata([${[...byPath.keys()].map(sqlString).join(', ')}])`,
-      )
-    ).getRows()
-    for (const [name, count] of rows) {
-      const i = byPath.get(String(name))
-      if (i !== undefined) out.set(i, Number(count))
-    }
-    return out
-  }
 
   /** COPY to a file, or to a directory of files cut near `fileSize`; returns the non-empty files. */
   async #copy(
