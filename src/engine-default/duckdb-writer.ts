@@ -591,16 +591,12 @@ class WriteJob {
     const appender = await this.con.createAppender(table, 'main', 'temp')
     appendLiveEndedMasks(appender, groups)
     appender.closeSync()
-    // A row past a mask's last bit is not in it; the index is clamped so that get_bit never sees
-    // a position outside the mask, whatever order DuckDB evaluates the disjuncts in.
-    const bits = `bit_length(${t}.mask)`
-    const bit = `get_bit(${t}.mask, CAST(least(r.__frn, ${bits} - 1) AS INTEGER))`
+    // A mask's last bit is clear: a row past it reads that bit (the index is clamped), so one
+    // get_bit answers for every row.
+    const bit = `get_bit(${t}.mask, CAST(least(r.__frn, bit_length(${t}.mask) - 1) AS INTEGER))`
     return mode === 'include'
-      ? { join: ` JOIN ${t} ON ${t}.__idx = r.__idx`, condition: `(r.__frn < ${bits} AND ${bit} = 1)` }
-      : {
-          join: ` LEFT JOIN ${t} ON ${t}.__idx = r.__idx`,
-          condition: `(${t}.mask IS NULL OR r.__frn >= ${bits} OR ${bit} = 0)`,
-        }
+      ? { join: ` JOIN ${t} ON ${t}.__idx = r.__idx`, condition: `${bit} = 1` }
+      : { join: ` LEFT JOIN ${t} ON ${t}.__idx = r.__idx`, condition: `(${t}.mask IS NULL OR ${bit} = 0)` }
   }
 
   /** Fills a `(__idx, __pos)` table from positions keyed by source key. */
