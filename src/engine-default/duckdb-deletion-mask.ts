@@ -1,6 +1,12 @@
 import { type DuckDBAppender, DuckDBBitValue } from '@duckdb/node-api'
 
 /**
+ * Positions a mask can hold are below this: `get_bit` takes a 32-bit index, and a mask runs up to
+ * a byte past its last deleted position.
+ */
+export const MASK_POSITION_LIMIT = 2 ** 31 - 8
+
+/**
  * The deleted positions of one file as a DuckDB `BIT` value whose last bit is always clear: bit
  * `p` (counted from the first, most significant bit) is set when position `p` is deleted, and the
  * value runs at least one bit past the last deleted position, rounded up to whole bytes.
@@ -9,7 +15,7 @@ import { type DuckDBAppender, DuckDBBitValue } from '@duckdb/node-api'
  * `get_bit(mask, least(position, bit_length(mask) - 1))`: a position past the mask lands on that
  * clear bit, so no second test (and no disjunction for DuckDB to evaluate) is needed for it.
  *
- * @param positions - deleted row positions (non-negative integers below 2^31 - 8, any order)
+ * @param positions - deleted row positions (non-negative integers below {@link MASK_POSITION_LIMIT}, any order)
  * @returns the `BIT` value; `get_bit(mask, p) = 1` exactly for the given positions
  */
 export function liveEndedDeletionMask(positions: ArrayLike<number>): DuckDBBitValue {
@@ -32,7 +38,7 @@ export function liveEndedDeletionMask(positions: ArrayLike<number>): DuckDBBitVa
  * many there are.
  *
  * @param appender - an appender on a two-column `(INTEGER, BIT)` table
- * @param groups - per file: its index and its deleted positions (non-negative integers below 2^31 - 8)
+ * @param groups - per file: its index and its deleted positions (below {@link MASK_POSITION_LIMIT})
  */
 export function appendLiveEndedMasks(
   appender: DuckDBAppender,

@@ -1,7 +1,7 @@
 import type { DuckDBConnection } from '@duckdb/node-api'
 import type { DataFileRef, RowTrackingColumns } from '../engine/data-plane.js'
 import { InternalError, StorageError } from '../errors/index.js'
-import { appendLiveEndedMasks } from './duckdb-deletion-mask.js'
+import { appendLiveEndedMasks, MASK_POSITION_LIMIT } from './duckdb-deletion-mask.js'
 import { type PartitionLiteralColumn, partitionValueLiteral } from './duckdb-partition-literal.js'
 import { appendIndexedPositions } from './duckdb-row-appender.js'
 import { FILE_COL, ROW_COL, sqlIdent, sqlString } from './duckdb-runtime.js'
@@ -19,8 +19,6 @@ const MASK_COL = '__delta_rlc_deletion_mask'
 const MASK_LAST_COL = '__delta_rlc_deletion_mask_last'
 /** A mask is used when at least one position in this many, up to the last deleted one, is deleted. */
 const MASK_MIN_DENSITY_INVERSE = 32
-/** `get_bit` takes a 32-bit index, and a mask runs up to a byte past its last deleted position. */
-const MAX_MASK_BITS = 2 ** 31 - 8
 
 /** A column of a {@link LiveRows} relation. */
 export interface LiveRowsColumn extends PartitionLiteralColumn {
@@ -275,7 +273,9 @@ export async function liveRowCounts(
 export function deletionForm(positions: ArrayLike<number>): 'mask' | 'list' {
   let last = 0
   for (let k = 0; k < positions.length; k++) last = Math.max(last, positions[k] as number)
-  return last < MAX_MASK_BITS && positions.length * MASK_MIN_DENSITY_INVERSE >= last + 1 ? 'mask' : 'list'
+  return last < MASK_POSITION_LIMIT && positions.length * MASK_MIN_DENSITY_INVERSE >= last + 1
+    ? 'mask'
+    : 'list'
 }
 
 function columnSql(c: LiveRowsColumn, k: number, present: ReadonlySet<string>): string {

@@ -30,7 +30,7 @@ import { renderDuckDbSql } from '../expressions/render-duckdb.js'
 import { encodeAddPath, partitionDirectory, serializePartitionValue } from '../protocol/partition-values.js'
 import type { DataType } from '../protocol/schema.js'
 import type { ObjectStore } from '../storage/object-store.js'
-import { appendLiveEndedMasks } from './duckdb-deletion-mask.js'
+import { appendLiveEndedMasks, MASK_POSITION_LIMIT } from './duckdb-deletion-mask.js'
 import { dataPlaneError, dataPlaneFailureKind } from './duckdb-errors.js'
 import {
   defineLiveRows,
@@ -1164,11 +1164,11 @@ async function checkNotNull(
 function fitsMask(positions: readonly number[]): boolean {
   let last = -1
   for (let k = 0; k < positions.length; k++) last = Math.max(last, positions[k] as number)
-  return last < MAX_MASK_BITS && last < Math.max(MASK_FREE_BITS, positions.length * MASK_BITS_PER_POSITION)
+  return (
+    last < MASK_POSITION_LIMIT && last < Math.max(MASK_FREE_BITS, positions.length * MASK_BITS_PER_POSITION)
+  )
 }
 
-/** `get_bit` takes a 32-bit index. */
-const MAX_MASK_BITS = 2 ** 31 - 8
 /** A mask of up to this many bits (8 KiB) is used however few positions it holds. */
 const MASK_FREE_BITS = 2 ** 16
 /** Beyond that, a mask may take this many bits per position it holds (32 bytes). */
