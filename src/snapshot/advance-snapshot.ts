@@ -20,7 +20,7 @@ import type { FileMeta } from '../storage/object-store.js'
 import { appendAll } from '../util/arrays.js'
 import { snapshotCommitTimestamp } from './commit-timestamps.js'
 import { readLastCheckpointHint, snapshotFromListing } from './load-snapshot.js'
-import { commitsOf, listCommits, listLogFrom, readCommitBatches } from './log-reader.js'
+import { commitsOf, listCommits, listLogBlock, listLogFrom, readCommitBatches } from './log-reader.js'
 import { Snapshot } from './snapshot.js'
 
 /**
@@ -58,9 +58,13 @@ export interface AdvanceOptions {
  * checkpoint writer drops expired tombstones by its own clock and marks every file
  * `dataChange: false`. Checkpoints come every `delta.checkpointInterval` commits, so this is one
  * checkpoint read per interval. Where listing costs the whole directory
- * (`listingReadsWholeDirectory`), new commits are found by probing their names, and a newer
- * checkpoint by its name or the `_last_checkpoint` hint; these probes and the commit reads run
- * together, so an advance by a few commits costs two round trips, and one when nothing is new.
+ * (`listingReadsWholeDirectory`) but the store lists by prefix (`listPrefix`), one listing of the
+ * block of versions from the oldest that may hold a newer checkpoint to the first not known to
+ * exist finds both; a writer advancing across its own commit then makes that one request. Where
+ * it cannot (no prefix listing, a range across blocks of 100 versions, commits up to the block's
+ * end), new commits are found by probing their names, and a newer checkpoint by its name or the
+ * `_last_checkpoint` hint; these probes and the commit reads run together, so an advance by a
+ * few commits costs two round trips, and one when nothing is new.
  *
  * @param engine - the table's engine
  * @param snapshot - the snapshot to advance
@@ -82,7 +86,15 @@ export async function advanceSnapshot(
   let listing: FileMeta[] | undefined
   let commits: SegmentCommit[]
   let batches: ReplayBatch[] | undefined
-  if (engine.storage.listingReadsWholeDirectory === true) {
+  const wholeDirectory = engine.storage.listingReadsWholeDirectory === true
+  const block = wholeDirectory
+    ? await newCommitsInBlock(engine, from, knownCheckpoint, known, toVersion, signal)
+    : undefined
+  if (block !== undefined) {
+    if (block.commits.length === 0) return snapshot
+    listing = block.files
+    commits = block.commits
+  } else if (wholeDirectory) {
     const low = snapshot.version > knownCheckpoint ? snapshot.version : knownCheckpoint + 1n
     // The caller's own commit is there: the hint is asked for with the probe.
     const early = known === undefined ? undefined : readLastCheckpointHint(engine, signal)
@@ -139,6 +151,39 @@ export async function advanceSnapshot(
   if (commits.length === 0) return snapshot
   batches ??= await commitBatches(engine, commits, known, signal)
   return replayCommits(engine, snapshot, commits, batches, signal)
+}
+
+/**
+ * The new commits from one prefix listing of the block of versions that holds both the oldest
+ * version a newer checkpoint may have (`knownCheckpoint + 1`: a late checkpoint of a version
+ * before the snapshot's counts, as a fresh load would start from it) and the first version not
+ * known to exist. The listing names every checkpoint of those versions as it stands, so it
+ * finds them at least as surely as the `_last_checkpoint` hint would, in one request instead of
+ * a probe and the hint.
+ *
+ * @returns the block's files and the contiguous commits from `from` in it; `undefined` when the
+ *   store cannot list by prefix, the versions span more than one block of 100, or the commits run
+ *   to the block's end (more may follow it), and the caller then probes
+ */
+async function newCommitsInBlock(
+  engine: Engine,
+  from: Version,
+  knownCheckpoint: Version,
+  known: KnownCommit | undefined,
+  toVersion: Version | undefined,
+  signal: AbortSignal | undefined,
+): Promise<{ files: FileMeta[]; commits: SegmentCommit[] } | undefined> {
+  // The caller's own commit exists: the first unknown version is the one after it.
+  const unknown = known === undefined ? from : from + 1n
+  const high = toVersion !== undefined && toVersion < unknown ? toVersion : unknown
+  const block = await listLogBlock(engine, knownCheckpoint + 1n, high, signal)
+  if (block === undefined) return undefined
+  const commits = commitsOf(block.files, from, toVersion)
+  // A listing that misses the commit the caller just wrote is not to be trusted for the rest.
+  if (known !== undefined && commits[0]?.version !== known.version) return undefined
+  const newest = commits.at(-1)?.version
+  if (newest === block.last && (toVersion === undefined || toVersion > newest)) return undefined
+  return { files: block.files, commits }
 }
 
 /**

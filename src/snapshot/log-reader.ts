@@ -6,8 +6,9 @@
  * A listing starts at a key: S3 lists from it (`StartAfter`), so a caller that knows a recent
  * version pays for the newer files, not for the whole log. Where a listing reads the whole
  * directory whatever the start (local disk, Azure: see `ObjectStore.listingReadsWholeDirectory`),
- * new commits are found by probing the next version names one by one instead, and the log is
- * listed only to find checkpoints or to plan a fresh load.
+ * new commits are found by probing the next version names one by one instead, or, where the
+ * service selects names by prefix (Azure: `ObjectStore.listPrefix`), by listing the block of
+ * versions whose names share a prefix; the whole log is listed only to plan a fresh load.
  */
 import type { Engine } from '../engine/engine.js'
 import { FileNotFoundError, InvalidArgumentError, InvalidTableError } from '../errors/index.js'
@@ -53,6 +54,50 @@ export async function listLogFrom(
   const out: FileMeta[] = []
   for await (const f of engine.storage.listFrom(`${LOG_DIR}${start ?? ''}`, { signal })) out.push(f)
   return out
+}
+
+/** The most name digits a block listing may leave open: a block spans at most 100 versions. */
+const BLOCK_OPEN_DIGITS = 2
+
+/** The log files of a block of versions, as {@link listLogBlock} lists them. */
+export interface LogBlock {
+  /** Every log file whose version is in the block, ascending by name. */
+  readonly files: FileMeta[]
+  /** The block's last version: files of later versions are not in it. */
+  readonly last: Version
+}
+
+/**
+ * Lists, in one prefix listing, every log file (commits, checkpoints of every kind, compaction and
+ * checksum files) of the block of versions whose 20-digit names start with the longest prefix
+ * the names of `low` and `high` share: a block of 1, 10 or 100 versions holding both. Where the
+ * service selects names by prefix, this costs one request however long the log is.
+ *
+ * @param engine - the table's engine
+ * @param low - the first version of interest
+ * @param high - the last version of interest (at least `low`)
+ * @param signal - cancels the listing
+ * @returns the block, or `undefined` when the store cannot list by prefix or the two versions are
+ *   in no common block of at most 100 versions
+ */
+export async function listLogBlock(
+  engine: Engine,
+  low: Version,
+  high: Version,
+  signal?: AbortSignal,
+): Promise<LogBlock | undefined> {
+  const store = engine.storage
+  if (store.listPrefix === undefined || high < low) return undefined
+  const a = versionPrefix(low)
+  const b = versionPrefix(high)
+  if (a === undefined || b === undefined) return undefined
+  let shared = 0
+  while (shared < a.length && a[shared] === b[shared]) shared++
+  if (a.length - shared > BLOCK_OPEN_DIGITS) return undefined
+  const prefix = a.slice(0, shared)
+  const files: FileMeta[] = []
+  for await (const f of store.listPrefix(`${LOG_DIR}${prefix}`, { signal })) files.push(f)
+  return { files, last: BigInt(prefix.padEnd(a.length, '9')) }
 }
 
 /**

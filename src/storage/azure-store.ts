@@ -19,7 +19,7 @@ import type {
 } from '@azure/storage-blob'
 import { InvalidArgumentError, StorageError } from '../errors/index.js'
 import { appendAll } from '../util/arrays.js'
-import type { FileMeta, ObjectStore } from './object-store.js'
+import type { FileMeta, ObjectStore, StoreCallOptions } from './object-store.js'
 import { readFully } from './read-fully.js'
 import {
   checkListPageSize,
@@ -489,7 +489,8 @@ class AzureStore extends RemoteStore {
   /**
    * A listing pages through the whole directory. The service's `startFrom` list option is not
    * sent: Azurite 3.35 does not implement it, so no test here could check what it returns. A
-   * caller expecting one name heads it instead (one request, whatever the size of the directory).
+   * caller expecting one name heads it instead (one request, whatever the size of the directory),
+   * and one expecting a block of names lists them by prefix ({@link listPrefix}).
    */
   readonly listingReadsWholeDirectory = true
   readonly #container: ContainerClient
@@ -510,6 +511,11 @@ class AzureStore extends RemoteStore {
     this.#containerName = parts.containerName
     this.#account = parts.account
     this.#pageSize = parts.pageSize
+  }
+
+  /** The service selects the names by prefix (`listBlobsByHierarchy` with `prefix`). */
+  listPrefix(prefix: string, opts?: StoreCallOptions): AsyncGenerator<FileMeta> {
+    return this.listByPrefix(prefix, opts)
   }
 
   protected override async readAttempt(

@@ -30,7 +30,10 @@ export interface DelayStoreOptions {
   readonly wait?: ((ms: number, signal: AbortSignal | undefined) => Promise<void>) | undefined
 }
 
-/** Requests made through a {@link DelayStore}, per method; a listing counts one per page. */
+/**
+ * Requests made through a {@link DelayStore}, per method; a listing counts one per page, and a
+ * prefix listing (`listPrefix`) counts as a `listFrom`.
+ */
 export type DelayStoreRequests = Readonly<Record<StoreMethod | 'listTemporaryFiles', number>>
 
 /** An {@link ObjectStore} whose every request takes an added latency. */
@@ -46,8 +49,8 @@ export interface DelayStore extends ObjectStore {
 }
 
 /**
- * Wraps `inner` in a store whose requests each take `latencyMs` more. The wrapper has `localPath`
- * and `listTemporaryFiles` exactly when `inner` has.
+ * Wraps `inner` in a store whose requests each take `latencyMs` more. The wrapper has
+ * `listPrefix`, `localPath` and `listTemporaryFiles` exactly when `inner` has.
  *
  * ### Example
  * ```ts
@@ -148,6 +151,12 @@ export function createDelayStore(inner: ObjectStore, options: DelayStoreOptions)
       paged('listFrom', opts?.signal, () => inner.listFrom(from, opts)),
     listRecursive: (prefix: string, opts?: StoreCallOptions) =>
       paged('listRecursive', opts?.signal, () => inner.listRecursive(prefix, opts)),
+  }
+  if (inner.listPrefix !== undefined) {
+    const listPrefix = inner.listPrefix.bind(inner)
+    // Counted with the listings of a directory, of which it is the bounded form.
+    store.listPrefix = (prefix: string, opts?: StoreCallOptions) =>
+      paged('listFrom', opts?.signal, () => listPrefix(prefix, opts))
   }
   if (inner.listTemporaryFiles !== undefined) {
     const listTemporaryFiles = inner.listTemporaryFiles.bind(inner)

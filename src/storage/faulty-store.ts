@@ -9,7 +9,11 @@ import { InvalidArgumentError, StorageError } from '../errors/index.js'
 import { checkKey } from './keys.js'
 import type { ByteRange, FileMeta, ObjectStore, PutOptions, StoreCallOptions } from './object-store.js'
 
-/** The calls of an {@link ObjectStore}, as named in plans and statistics. */
+/**
+ * The calls of an {@link ObjectStore}, as named in plans and statistics. A prefix listing
+ * (`listPrefix`) is a `listFrom` here: the bounded form of a directory listing, it is counted,
+ * delayed and failed as one.
+ */
 export type StoreMethod = 'read' | 'head' | 'put' | 'delete' | 'listFrom' | 'listRecursive'
 
 const METHODS: readonly StoreMethod[] = Object.freeze([
@@ -122,7 +126,8 @@ export interface FaultyStore extends ObjectStore {
 
 /**
  * Wraps `inner` in a store that follows `plan`. When `inner` has `localPath`, so does the
- * wrapper; reads made through such paths bypass the plan.
+ * wrapper, and reads made through such paths bypass the plan; when it has `listPrefix`, so does
+ * the wrapper, and the plan treats its calls as `listFrom` calls.
  *
  * @param inner - the store that really holds the objects
  * @param plan - the faults and delays to inject
@@ -162,8 +167,9 @@ interface Decision {
 class FaultyStoreImpl implements FaultyStore {
   readonly inner: ObjectStore
   readonly root: string
-  // Declared, not defined, so that the wrapper has no localPath at all when the wrapped store has none.
+  // Declared, not defined, so that the wrapper has neither at all when the wrapped store has none.
   declare readonly localPath?: (key: string) => string
+  declare readonly listPrefix?: (prefix: string, opts?: StoreCallOptions) => AsyncGenerator<FileMeta>
   #faults: ActiveFault[] = []
   #delays: ActiveDelay[] = []
   #calls = zeroCounts()
@@ -175,6 +181,11 @@ class FaultyStoreImpl implements FaultyStore {
     if (inner.localPath !== undefined) {
       const localPath = inner.localPath.bind(inner)
       this.localPath = (key: string) => localPath(key)
+    }
+    if (inner.listPrefix !== undefined) {
+      const listPrefix = inner.listPrefix.bind(inner)
+      this.listPrefix = (prefix: string, opts?: StoreCallOptions) =>
+        this.#listPrefix(listPrefix, prefix, opts)
     }
     this.setPlan(plan)
   }
@@ -239,6 +250,16 @@ class FaultyStoreImpl implements FaultyStore {
     const decision = await this.#enter('listRecursive', prefix, opts?.signal)
     this.#failBefore('listRecursive', prefix, decision)
     yield* this.inner.listRecursive(prefix, opts)
+  }
+
+  async *#listPrefix(
+    listPrefix: (prefix: string, opts?: StoreCallOptions) => AsyncIterable<FileMeta>,
+    prefix: string,
+    opts: StoreCallOptions | undefined,
+  ): AsyncGenerator<FileMeta> {
+    const decision = await this.#enter('listFrom', prefix, opts?.signal)
+    this.#failBefore('listFrom', prefix, decision)
+    yield* listPrefix(prefix, opts)
   }
 
   /** Validates, counts, decides the fault and waits the delay, in that order. */

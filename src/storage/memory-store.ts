@@ -1,6 +1,6 @@
 /**
  * An in-process backend over a `Map`, with the semantics of the local store: atomic puts,
- * put-if-absent, one-level sorted listings. Bytes are copied in and out, so neither the writer
+ * put-if-absent, one-level sorted listings (from a key, or of the names with a prefix). Bytes are copied in and out, so neither the writer
  * nor a reader can change a stored object through a buffer it holds.
  */
 import { FileAlreadyExistsError, FileNotFoundError } from '../errors/index.js'
@@ -73,22 +73,13 @@ class MemoryStore implements ObjectStore {
 
   async *listFrom(from: string, opts?: StoreCallOptions): AsyncGenerator<FileMeta> {
     checkKey(from)
-    const signal = opts?.signal
-    signal?.throwIfAborted()
-    const dirKey = dirOf(from)
-    // compareUtf8 order, with each key encoded once instead of once per comparison.
     const fromBytes = Buffer.from(from, 'utf8')
-    const found: { key: string; bytes: Buffer; meta: FileMeta }[] = []
-    for (const [key, obj] of this.#objects) {
-      if (!key.startsWith(dirKey) || key.indexOf('/', dirKey.length) >= 0) continue
-      const bytes = Buffer.from(key, 'utf8')
-      if (Buffer.compare(bytes, fromBytes) >= 0) found.push({ key, bytes, meta: meta(key, obj) })
-    }
-    found.sort((a, b) => Buffer.compare(a.bytes, b.bytes))
-    for (const entry of found) {
-      signal?.throwIfAborted()
-      yield entry.meta
-    }
+    yield* this.#listDirectory(from, opts?.signal, (_key, bytes) => Buffer.compare(bytes, fromBytes) >= 0)
+  }
+
+  async *listPrefix(prefix: string, opts?: StoreCallOptions): AsyncGenerator<FileMeta> {
+    checkKey(prefix)
+    yield* this.#listDirectory(prefix, opts?.signal, (key) => key.startsWith(prefix))
   }
 
   async *listRecursive(prefix: string, opts?: StoreCallOptions): AsyncGenerator<FileMeta> {
@@ -102,6 +93,28 @@ class MemoryStore implements ObjectStore {
     for (const m of found) {
       signal?.throwIfAborted()
       yield m
+    }
+  }
+
+  /** The objects directly inside the directory of `key` that `keep` accepts, in UTF-8 order. */
+  async *#listDirectory(
+    key: string,
+    signal: AbortSignal | undefined,
+    keep: (key: string, bytes: Buffer) => boolean,
+  ): AsyncGenerator<FileMeta> {
+    signal?.throwIfAborted()
+    const dirKey = dirOf(key)
+    // compareUtf8 order, with each key encoded once instead of once per comparison.
+    const found: { key: string; bytes: Buffer; meta: FileMeta }[] = []
+    for (const [k, obj] of this.#objects) {
+      if (!k.startsWith(dirKey) || k.indexOf('/', dirKey.length) >= 0) continue
+      const bytes = Buffer.from(k, 'utf8')
+      if (keep(k, bytes)) found.push({ key: k, bytes, meta: meta(k, obj) })
+    }
+    found.sort((a, b) => Buffer.compare(a.bytes, b.bytes))
+    for (const entry of found) {
+      signal?.throwIfAborted()
+      yield entry.meta
     }
   }
 

@@ -46,6 +46,21 @@ export interface ObjectStore {
   readonly listingReadsWholeDirectory?: boolean
 
   /**
+   * Lists the objects directly inside the directory of `prefix` (not recursive) whose key starts
+   * with `prefix`, in ascending UTF-8 byte order of their keys. Only a backend whose service
+   * selects the names by prefix has it: the listing then costs the matching names, one request
+   * per page, however many other names the directory holds. Where {@link listFrom} reads the
+   * whole directory, this is the bounded listing a caller that knows which block of names it
+   * wants makes instead.
+   *
+   * @param prefix - a key or the start of one; its directory part is the directory listed
+   *   (`'_delta_log/000000000000000001'` lists the names of `_delta_log/` that start with
+   *   `000000000000000001`; `'_delta_log/'` lists the whole directory)
+   * @returns an empty iteration when nothing matches or the directory does not exist
+   */
+  listPrefix?(prefix: string, opts?: StoreCallOptions): AsyncIterable<FileMeta>
+
+  /**
    * Lists every object under `prefix` (a directory key ending in `/`, or `''` for the root),
    * recursively, in no particular order.
    */

@@ -5,8 +5,8 @@
 import type { ObjectStore } from './object-store.js'
 
 /**
- * A store whose every call goes to `inner`; it has `localPath` and `listTemporaryFiles` exactly
- * when `inner` has.
+ * A store whose every call goes to `inner`; it has `listPrefix`, `localPath` and
+ * `listTemporaryFiles` exactly when `inner` has.
  *
  * @param inner - the wrapped store
  * @returns the delegating store
@@ -23,6 +23,10 @@ export function passThroughStore(inner: ObjectStore): ObjectStore {
   }
   if (inner.listingReadsWholeDirectory !== undefined) {
     store.listingReadsWholeDirectory = inner.listingReadsWholeDirectory
+  }
+  if (inner.listPrefix !== undefined) {
+    const listPrefix = inner.listPrefix.bind(inner)
+    store.listPrefix = (prefix, opts) => listPrefix(prefix, opts)
   }
   if (inner.localPath !== undefined) {
     const localPath = inner.localPath.bind(inner)

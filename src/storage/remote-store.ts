@@ -95,9 +95,10 @@ export abstract class RemoteStore implements ObjectStore {
   protected abstract deleteAttempt(objectKey: string, signal: AbortSignal): Promise<void>
 
   /**
-   * Pages of a listing under `dirKey` (a directory key); `hierarchical` pages hold one directory
-   * level. `from`, when given, is the lower bound of a {@link ObjectStore.listFrom}: a backend may
-   * use it to skip what sorts before it.
+   * Pages of a listing of the names that start with `dirKey` (a directory key, or for
+   * {@link listByPrefix} any start of a key); `hierarchical` pages hold one directory level.
+   * `from`, when given, is the lower bound of a {@link ObjectStore.listFrom}: a backend may use it
+   * to skip what sorts before it.
    */
   protected abstract pages(
     dirKey: string,
@@ -201,6 +202,23 @@ export abstract class RemoteStore implements ObjectStore {
   }
 
   // === For backends ===
+
+  /**
+   * The {@link ObjectStore.listPrefix} of a backend whose service selects names by prefix: the
+   * prefix goes to the service, so the pages hold only the matching names of one level.
+   */
+  protected async *listByPrefix(prefix: string, opts?: StoreCallOptions): AsyncGenerator<FileMeta> {
+    checkKey(prefix)
+    const signal = opts?.signal
+    signal?.throwIfAborted()
+    // Services list in their own order (UTF-16 for some emulators); the contract's is UTF-8.
+    const found: FileMeta[] = []
+    for await (const page of this.pages(prefix, true, undefined, signal)) appendAll(found, page)
+    for (const meta of sortFrom(found, prefix)) {
+      signal?.throwIfAborted()
+      yield meta
+    }
+  }
 
   /** The path of a key, for messages: `<root>/<key>`. */
   protected path(key: string): string {

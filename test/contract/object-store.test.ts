@@ -114,6 +114,13 @@ const BACKENDS: readonly Backend[] = [
   },
 ]
 
+/** The backends whose service selects listed names by prefix, so they offer `listPrefix`. */
+const PREFIX_LISTING: ReadonlySet<string> = new Set([
+  'memory',
+  'faulty(memory) with an empty plan',
+  'azure (Azurite)',
+])
+
 const encoder = new TextEncoder()
 const decoder = new TextDecoder()
 
@@ -389,6 +396,75 @@ describe('ObjectStore contract', { concurrency: true }, () => {
             listed.map((m) => [m.key, m.size]),
             [['l/2', 2]],
           )
+        })
+      })
+
+      describe('listPrefix (where the backend has it)', () => {
+        it('is offered by the backends whose service selects names by prefix', () => {
+          const expected = PREFIX_LISTING.has(backend.name)
+          assert.equal(typeof store.listPrefix === 'function', expected)
+        })
+
+        it('lists the names of one directory that start with the prefix, in UTF-8 byte order', async (t) => {
+          const listPrefix = store.listPrefix?.bind(store)
+          if (listPrefix === undefined) return t.skip('no prefix listing')
+          const log = (v: number, suffix: string) => `_delta_log/${String(v).padStart(20, '0')}${suffix}`
+          const keys = [
+            log(9, '.json'),
+            log(10, '.json'),
+            log(10, '.checkpoint.parquet'),
+            log(12, '.crc'),
+            log(19, '.json'),
+            log(15, '.19.compacted.json'),
+            log(20, '.json'),
+            log(100, '.json'),
+            '_delta_log/_last_checkpoint',
+            '_delta_log/00000000000000000011/nested.json',
+            'other/00000000000000000011.json',
+          ]
+          for (const k of keys) await store.put(k, bytes(k))
+          const listed = await collect(listPrefix('_delta_log/0000000000000000001'))
+          assert.deepEqual(
+            listed.map((m) => m.key),
+            [
+              log(10, '.checkpoint.parquet'),
+              log(10, '.json'),
+              log(12, '.crc'),
+              log(15, '.19.compacted.json'),
+              log(19, '.json'),
+            ],
+          )
+          for (const m of listed) assert.equal(m.size, m.key.length)
+          assert.deepEqual(await keysOf(listPrefix(log(10, '.'))), [
+            log(10, '.checkpoint.parquet'),
+            log(10, '.json'),
+          ])
+          // A directory key lists the whole directory; non-ASCII names in UTF-8 byte order.
+          const names = ['b', '\uff61', '\u{10000}', 'a']
+          for (const n of names) await store.put(`u/${n}`, bytes(n))
+          assert.deepEqual(await keysOf(listPrefix('u/')), ['u/a', 'u/b', 'u/\uff61', 'u/\u{10000}'])
+          assert.deepEqual(await keysOf(listPrefix('u/\u{10000}')), ['u/\u{10000}'])
+          assert.deepEqual(await keysOf(listPrefix('_delta_log/0000000000000000003')), [])
+          assert.deepEqual(await keysOf(listPrefix('nowhere/00')), [])
+        })
+
+        it('reflects every completed put and delete, and rejects keys that could escape the root', async (t) => {
+          const listPrefix = store.listPrefix?.bind(store)
+          if (listPrefix === undefined) return t.skip('no prefix listing')
+          await store.put('p/a1', bytes('1'))
+          await store.put('p/a2', bytes('22'), { ifNotExists: true })
+          await store.delete('p/a1')
+          const listed = await collect(listPrefix('p/a'))
+          assert.deepEqual(
+            listed.map((m) => [m.key, m.size]),
+            [['p/a2', 2]],
+          )
+          for (const key of ['../x', '/abs', 'a/../b', 'a//b']) {
+            await assert.rejects(collect(listPrefix(key)), InvalidArgumentError)
+          }
+          const controller = new AbortController()
+          controller.abort()
+          await assert.rejects(collect(listPrefix('p/', { signal: controller.signal })), isAbortError)
         })
       })
 

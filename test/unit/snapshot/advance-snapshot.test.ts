@@ -5,7 +5,8 @@
  * every version the snapshot advanced commit by commit (and one advanced across several commits)
  * equals a freshly loaded one field for field (also when the commit's writer advances with its
  * content in hand instead of reading it), in iteration order, on the local store (new
- * commits found by probing names) and on the memory store (by listing from a key).
+ * commits found by probing names), on the memory store (by listing from a key) and on a memory
+ * store that lists as Azure does (by listing the block of versions that share a name prefix).
  *
  * `DELTA_RLC_PROPERTY_RUNS` sets the number of logs (default 200); the seed is fixed
  * (`DELTA_RLC_PROPERTY_SEED` explores another).
@@ -35,9 +36,11 @@ import { loadSnapshot } from '../../../src/snapshot/load-snapshot.js'
 import { parseLogBytes } from '../../../src/snapshot/log-reader.js'
 import type { Snapshot } from '../../../src/snapshot/snapshot.js'
 import { checkpointLines, planCheckpointActions } from '../../../src/snapshot/write-checkpoint.js'
+import { createDelayStore } from '../../../src/storage/delay-store.js'
 import { createLocalStore } from '../../../src/storage/local-store.js'
 import { createMemoryStore } from '../../../src/storage/memory-store.js'
 import type { FileMeta, ObjectStore } from '../../../src/storage/object-store.js'
+import { passThroughStore } from '../../../src/storage/pass-through-store.js'
 
 const RUNS = Number(process.env.DELTA_RLC_PROPERTY_RUNS ?? 200)
 const SEED = Number(process.env.DELTA_RLC_PROPERTY_SEED ?? 20_261_201)
@@ -113,9 +116,11 @@ const stepArb: fc.Arbitrary<Step> = fc.record({
   ),
 })
 
+type StoreKind = 'local' | 'memory' | 'prefix'
+
 const caseArb = fc.record({
   steps: fc.array(stepArb, { minLength: 1, maxLength: 9 }),
-  memory: fc.boolean(),
+  store: fc.constantFrom<StoreKind>('local', 'memory', 'prefix'),
 })
 
 // === Writing the log ===
@@ -303,6 +308,12 @@ function prefixedStore(inner: ObjectStore, prefix: string): ObjectStore {
   }
   if (inner.listingReadsWholeDirectory !== undefined)
     store.listingReadsWholeDirectory = inner.listingReadsWholeDirectory
+  const listPrefix = inner.listPrefix?.bind(inner)
+  if (listPrefix !== undefined) {
+    store.listPrefix = async function* (from, opts) {
+      for await (const m of listPrefix(prefix + from, opts)) yield strip(m)
+    }
+  }
   const localPath = inner.localPath?.bind(inner)
   if (localPath !== undefined) store.localPath = (key) => localPath(prefix + key)
   return store
@@ -325,17 +336,30 @@ function caseEngine(shared: Engine, prefix: string): Engine {
   }
 }
 
+/**
+ * A memory store that lists as Azure does: a listing from a key reads the whole directory, a
+ * listing by prefix only the matching names, so an advance lists the block of new versions.
+ */
+function prefixListingStore(name: string): ObjectStore {
+  return { ...passThroughStore(createMemoryStore(name)), listingReadsWholeDirectory: true }
+}
+
 let nextCase = 0
-const shared: { local?: Engine; memory?: Engine } = {}
+const shared: { local?: Engine; memory?: Engine; prefix?: Engine } = {}
 after(async () => {
   await shared.local?.close()
   await shared.memory?.close()
+  await shared.prefix?.close()
 })
 
-async function engineFor(memory: boolean): Promise<Engine> {
-  if (memory) {
+async function engineFor(kind: StoreKind): Promise<Engine> {
+  if (kind === 'memory') {
     shared.memory ??= createDefaultEngine(createMemoryStore('advance'), { cacheDir })
     return caseEngine(shared.memory, `case-${nextCase++}/`)
+  }
+  if (kind === 'prefix') {
+    shared.prefix ??= createDefaultEngine(prefixListingStore('advance-prefix'), { cacheDir })
+    return caseEngine(shared.prefix, `case-${nextCase++}/`)
   }
   if (shared.local === undefined) {
     const dir = await mkdtemp(join(tmpdir(), 'delta-rlc-advance-'))
@@ -356,8 +380,8 @@ function contentOf(s: Snapshot): Record<string, unknown> {
   }
 }
 
-async function checkCase(steps: readonly Step[], memory: boolean): Promise<void> {
-  const engine = await engineFor(memory)
+async function checkCase(steps: readonly Step[], kind: StoreKind): Promise<void> {
+  const engine = await engineFor(kind)
   const store = engine.storage
   let stepwise: Snapshot | undefined
   let ownwise: Snapshot | undefined
@@ -388,7 +412,9 @@ async function checkCase(steps: readonly Step[], memory: boolean): Promise<void>
       await store.put(`${LOG_DIR}${compactedFileName(BigInt(start), BigInt(v))}`, encode(lines.join('\n')))
     }
   }
-  if (first === undefined) return
+  // With one commit nothing is newer than `first`, and an advance returns it as it is (the last
+  // test checks that), whatever checkpoint was written of its version since.
+  if (first === undefined || steps.length < 2) return
   // Across every commit at once, checkpoints written after them included.
   const jumped = await advanceSnapshot(engine, first)
   assert.deepStrictEqual(fieldsOf(jumped), fieldsOf(await loadSnapshot(engine, 'advance')), 'advanced from 0')
@@ -404,9 +430,66 @@ async function checkCase(steps: readonly Step[], memory: boolean): Promise<void>
 describe('snapshot advance', () => {
   it(`equals a fresh load at every version of ${RUNS} random logs`, async () => {
     await fc.assert(
-      fc.asyncProperty(caseArb, async ({ steps, memory }) => checkCase(steps, memory)),
+      fc.asyncProperty(caseArb, async ({ steps, store }) => checkCase(steps, store)),
       { numRuns: RUNS, seed: SEED },
     )
+  })
+
+  it('lists the block of new versions in one request, and probes on past its end, as a fresh load reads', async () => {
+    // Commits 0..104 with a classic checkpoint at 95 and a multi-part one at 100: the advances
+    // below start in the block of 90..99 or 100..109.
+    const delayed = createDelayStore(prefixListingStore('advance-block'), { latencyMs: 0 })
+    const engine = createDefaultEngine(delayed, { cacheDir })
+    try {
+      const bodies: Uint8Array[] = []
+      for (let v = 0; v <= 104; v++) {
+        bodies.push(encode(commitLines(v, [{ t: 'add', f: v % 8, dv: v % 3 }]).join('\n')))
+        await delayed.put(`${LOG_DIR}${commitFileName(BigInt(v))}`, bodies[v] as Uint8Array)
+        if (v === 95 || v === 100) {
+          const at = await loadSnapshot(engine, 'block', { version: BigInt(v) })
+          await writeCheckpointOf(engine, at, v === 95 ? 'classic' : 'multi-part')
+        }
+      }
+      const fresh = await loadSnapshot(engine, 'block')
+      const at = (version: bigint) => loadSnapshot(engine, 'block', { version })
+
+      // From 98 (checkpoint 95): the block 90..99 ends in commits, so the rest is probed, and the
+      // checkpoint at 100 found by its name.
+      const from98 = await at(98n)
+      assert.equal(from98.state.checkpointVersion, 95n)
+      assert.deepStrictEqual(fieldsOf(await advanceSnapshot(engine, from98)), fieldsOf(fresh), 'from 98')
+      // From 99: versions 96..100 span two blocks, so the advance probes.
+      assert.deepStrictEqual(
+        fieldsOf(await advanceSnapshot(engine, await at(99n))),
+        fieldsOf(fresh),
+        'from 99',
+      )
+
+      // From 101 (checkpoint 100), the writer of 104 advancing from 103: one listing of 101..105.
+      const from103 = await at(103n)
+      assert.equal(from103.state.checkpointVersion, 100n)
+      const known = { version: 104n, actions: parseLogBytes(bodies[104] as Uint8Array, 'k', 104n) }
+      delayed.resetRequests()
+      const own = await advanceSnapshot(engine, from103, { known })
+      assert.deepStrictEqual(
+        { ...delayed.requests },
+        { read: 0, head: 0, put: 0, delete: 0, listFrom: 1, listRecursive: 0, listTemporaryFiles: 0 },
+      )
+      assert.deepStrictEqual(fieldsOf(own), fieldsOf(fresh), 'own commit 104')
+      // Another writer's commits 102..104 read after the listing; a late checkpoint at 100 of a
+      // snapshot built from 95 is seen in the same listing.
+      assert.deepStrictEqual(
+        fieldsOf(await advanceSnapshot(engine, await at(101n))),
+        fieldsOf(fresh),
+        'from 101',
+      )
+      delayed.resetRequests()
+      const nothing = await advanceSnapshot(engine, fresh)
+      assert.equal(nothing, fresh)
+      assert.equal(delayed.requests.listFrom + delayed.requests.head + delayed.requests.read, 1)
+    } finally {
+      await engine.close()
+    }
   })
 
   it('returns the same snapshot when nothing was committed', async () => {
