@@ -15,7 +15,7 @@
 export type { ArrowInput } from './arrow/arrow-to-rows.js'
 export type { ConflictFlags } from './conflict/flags.js'
 export { CONFLICT_FLAG_KEYS, parseConflictFlags } from './conflict/flags.js'
-export type { Reconciliation, ReconciliationKind } from './conflict/reconciliation.js'
+export type { Reconciliation, ReconciliationDetail, ReconciliationKind } from './conflict/reconciliation.js'
 export * from './errors/index.js'
 export type { Expression } from './expressions/ast.js'
 export { parseExpression, parsePredicate } from './expressions/parse-predicate.js'

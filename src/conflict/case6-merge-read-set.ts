@@ -73,6 +73,8 @@ export interface MergeKeySet {
    * @returns whether the tuple is in the set ('maybe' only once approximate)
    */
   probe(encoded: string): KeyProbe
+  /** The tuples, while the set is exact; undefined once approximate. */
+  exactTuples(): readonly string[] | undefined
 }
 
 /**
@@ -167,6 +169,7 @@ export class MergeKeySetBuilder {
         if (exact !== undefined) return exact.has(encoded) ? 'present' : 'absent'
         return bloom!.probe(encoded) ? 'maybe' : 'absent'
       },
+      exactTuples: () => (exact === undefined ? undefined : Array.from(exact)),
     })
   }
 }

@@ -22,6 +22,7 @@ import { type AddFile, isRemove, type RemoveFile } from '../protocol/actions.js'
 import { preImageOf } from '../protocol/file-action-rewrites.js'
 import { ROW_TRACKING_PRESERVED_TAG, rowTrackingState } from '../protocol/row-tracking.js'
 import { encodeKeyTuple, type MergeReadSet } from './case6-merge-read-set.js'
+import { physicalKeyColumns, readChangeSketch, sameKeyColumns } from './change-sketch.js'
 import { dvUniqueId } from './deletion-vectors.js'
 import type { FetchPlan, ReadRow, RowReadRequest } from './fetched-facts.js'
 import { FetchPlanBuilder } from './fetched-facts.js'
@@ -138,7 +139,11 @@ function reconcileMergeRows(input: PhaseInput): PhaseOutcome {
     txn: withoutReadFiles(txn, removedResolved),
     resolvedPaths: Object.freeze(resolved),
     reconciliation: averted
-      ? reconciliation('case6-merge-rows', winner, { files: resolved, rows: checkedRows })
+      ? reconciliation('case6-merge-rows', winner, {
+          files: resolved,
+          rows: checkedRows,
+          ...(analysis.bySketch ? { changeSketch: true } : {}),
+        })
       : undefined,
     newDeletionVectors: Object.freeze([]),
     refusals: new Map(),
@@ -173,6 +178,8 @@ type Analysis =
       /** The winner adds the added-files check would consider, for the reconciliation record. */
       readonly candidateAdds: readonly AddFile[]
       readonly matcher: ReadMatcher
+      /** Decided by the winner's change sketch: no rows are read. */
+      readonly bySketch: boolean
     }
 
 function analyze(input: PlanInput): Analysis {
@@ -212,8 +219,22 @@ function analyze(input: PlanInput): Analysis {
     else return { kind: 'refuse', reason: `the winner removed ${r.path} in a shape this check does not read` }
   }
 
-  const classify = classifies(txn, winner)
   const matcher = createReadMatcher(txn.metadata)
+  if (sketchRulesOut(txn, winner, read)) {
+    // No changed key is in K_L: nothing to read, as the rows would show (design 8.4).
+    const dropped = shaped.map((s) => s.file.path)
+    return {
+      kind: 'check',
+      read,
+      classify: false,
+      files: [],
+      dropped,
+      candidateAdds,
+      matcher,
+      bySketch: true,
+    }
+  }
+  const classify = classifies(txn, winner)
   const files: FileToCheck[] = []
   const dropped: string[] = []
   let bytes = 0n
@@ -239,7 +260,21 @@ function analyze(input: PlanInput): Analysis {
       reason: `the winner's changed files hold ${bytes} bytes, more than the ${MAX_CHANGED_BYTES} the row check reads`,
     }
   }
-  return { kind: 'check', read, classify, files, dropped, candidateAdds, matcher }
+  return { kind: 'check', read, classify, files, dropped, candidateAdds, matcher, bySketch: false }
+}
+
+/**
+ * Whether the winner's change sketch proves that no row it changed is in the read set: the
+ * sketch is well formed, of the same key columns, none of its tuples is (or may be) in K_L, and
+ * the read set has no NOT MATCHED BY SOURCE part, which keys alone cannot decide.
+ */
+function sketchRulesOut(txn: TransactionInfo, winner: WinningCommitSummary, read: MergeReadSet): boolean {
+  if (read.notMatchedBySource !== undefined) return false
+  const sketch = readChangeSketch(winner.commitInfo)
+  if (sketch === undefined) return false
+  const columns = physicalKeyColumns(read.keyColumns, txn.protocol, txn.metadata)
+  if (columns === undefined || !sameKeyColumns(sketch.columns, columns)) return false
+  return sketch.keys.every((k) => read.keys.probe(k) === 'absent')
 }
 
 /** The loser's MERGE read set, or why the winner cannot be checked against it. */

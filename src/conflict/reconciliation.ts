@@ -23,7 +23,16 @@ export interface Reconciliation {
   readonly winnerVersion: Version
   readonly winnerOperation: string | undefined
   /** The files involved and, where rows were moved or merged, how many. */
-  readonly detail: { readonly files?: readonly string[]; readonly rows?: number }
+  readonly detail: ReconciliationDetail
+}
+
+/** What a reconciliation involved. */
+export interface ReconciliationDetail {
+  readonly files?: readonly string[]
+  /** Rows moved, merged or checked. */
+  readonly rows?: number
+  /** Case 6 decided from the winner's change sketch in `commitInfo`, reading no rows. */
+  readonly changeSketch?: true
 }
 
 /**
@@ -55,11 +64,12 @@ export interface NewDeletionVector {
 export function reconciliation(
   kind: ReconciliationKind,
   winner: { readonly version: Version; readonly operation: string | undefined },
-  detail: { readonly files?: readonly string[]; readonly rows?: number },
+  detail: ReconciliationDetail,
 ): Reconciliation {
-  const d: { files?: readonly string[]; rows?: number } = {}
+  const d: { files?: readonly string[]; rows?: number; changeSketch?: true } = {}
   if (detail.files !== undefined) d.files = Object.freeze([...detail.files])
   if (detail.rows !== undefined) d.rows = detail.rows
+  if (detail.changeSketch === true) d.changeSketch = true
   return Object.freeze({
     kind,
     winnerVersion: winner.version,

@@ -1,3 +1,4 @@
+import type { MergeReadSet } from '../conflict/case6-merge-read-set.js'
 import { keptMatchedRows } from '../conflict/kept-matched-rows.js'
 import type { WrittenFile } from '../engine/data-writer.js'
 import type { MergeResult } from '../engine/merge-plan.js'
@@ -16,6 +17,7 @@ import { computedColumnWrite, mergePlanWithComputedColumns } from './computed-co
 import { checkNotAppendOnly, removedRowIdsOf, replaceRows, type TouchedFile } from './dml-support.js'
 import { type MergeOptions, type MergePlan, planMerge } from './merge-clauses.js'
 import { evolvedColumnSpecs, mergeSchemaEvolution } from './merge-schema-evolution.js'
+import { mergeChangeSketch } from './merge-sketch.js'
 import { captureMergeReadSet, sourceKeyPredicate } from './merge-source-keys.js'
 import { evolvedTarget } from './schema-merge.js'
 import { writeTargetOf } from './write-support.js'
@@ -47,7 +49,10 @@ import { writeTargetOf } from './write-support.js'
  *
  * Conflicts. A MERGE with an insert clause also records, in each file it takes rows out of, the
  * target rows it matched and left in place: a concurrent commit deleting one of them would have
- * let its source row be inserted, so Case 2 counts them as the MERGE's own rows.
+ * let its source row be inserted, so Case 2 counts them as the MERGE's own rows. With
+ * `mergeRowLevelConflicts` it also writes a change sketch into its `commitInfo` when its source
+ * keys provably cover every row it changes (`merge-sketch.ts`), which a MERGE losing to it may
+ * decide Case 6 from without reading data.
  *
  * @param ctx - the transaction's context
  * @param sourceRows - the source rows: plain objects keyed by source column name
@@ -83,7 +88,7 @@ export async function buildMerge(
     throw new UnsupportedError('This engine cannot run MERGE: it has no merge executor (engine.merge)')
   }
 
-  const files = readTargetFiles(ctx, plan, sourceRows)
+  const { files, mergeRead } = readTargetFiles(ctx, plan, sourceRows)
   // Row tracking enabled: updated images keep their target rows' ids (the executor reads them),
   // inserted rows take fresh ones, and copies keep theirs (replaceRows).
   const rowTracking = rowTrackingToPreserve(snap)
@@ -167,6 +172,11 @@ export async function buildMerge(
   // The schema change goes first: no reader sees the new files without their columns.
   const actions = [...(evolution?.actions ?? []), ...fileActions, ...changes.actions]
   const deleted = result.numTargetRowsMatchedDeleted + result.numTargetRowsNotMatchedBySourceDeleted
+  const changeSketch = mergeChangeSketch(plan, mergeRead, {
+    copiedRows: removal.copiedRows,
+    protocol: snap.protocol,
+    metadata: snap.metadata,
+  })
   return computed.finish({
     operation: 'MERGE',
     parameters: mergeParameters(plan),
@@ -195,6 +205,7 @@ export async function buildMerge(
     changesData: true,
     preservesRowIds: rowTracking !== undefined,
     keptMatchedRows: keptMatchedRows(kept),
+    ...(changeSketch === undefined ? {} : { changeSketch }),
     removedRowIds:
       rowTracking === undefined
         ? undefined
@@ -275,7 +286,7 @@ function readTargetFiles(
   ctx: OperationContext,
   plan: MergePlan,
   sourceRows: readonly Readonly<Record<string, unknown>>[],
-): ReturnType<typeof pruneFiles>['files'] {
+): { readonly files: ReturnType<typeof pruneFiles>['files']; readonly mergeRead: MergeReadSet | undefined } {
   const snap = ctx.snapshot
   const all = snap.activeFiles()
   // Case 6: the rows read, as the checker tests a winner's changed rows against them.
@@ -288,7 +299,7 @@ function readTargetFiles(
   if (plan.whenNotMatchedBySource.length > 0) {
     // Every target row may be acted on: no source-key predicate, everything is read.
     ctx.recordRead(all, undefined, { mergeRead })
-    return all
+    return { files: all, mergeRead }
   }
   const keys = sourceKeyPredicate(plan.keys, sourceRows, ctx.flags.mergeSourceKeyInSetThreshold)
   const parts = [plan.targetOnly, keys?.preFilter].filter((e): e is Expression => e !== undefined)
@@ -308,7 +319,7 @@ function readTargetFiles(
   } else {
     ctx.recordRead(files, plan.targetOnly, { mergeRead })
   }
-  return files
+  return { files, mergeRead }
 }
 
 function isUnconditionalDelete(plan: MergePlan): boolean {

@@ -1,6 +1,7 @@
 import type { RelocationCapture } from '../conflict/case5a-capture.js'
 import type { RemovedRowIds } from '../conflict/case5b-removed-rows.js'
 import type { MergeReadSet } from '../conflict/case6-merge-read-set.js'
+import type { ChangeSketch } from '../conflict/change-sketch.js'
 import type { ConflictFlags } from '../conflict/flags.js'
 import type { KeptMatchedRows } from '../conflict/kept-matched-rows.js'
 import type { Engine } from '../engine/engine.js'
@@ -93,6 +94,11 @@ export interface PreparedOperation {
    * it takes rows out of (Case 2 counts them as its own).
    */
   readonly keptMatchedRows?: KeptMatchedRows | undefined
+  /**
+   * Key tuples holding the key of every row the operation changes (a MERGE that can vouch for
+   * them), written to `commitInfo` for Case 6 losers to decide without reading data.
+   */
+  readonly changeSketch?: ChangeSketch | undefined
 }
 
 /**

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto'
+import { CHANGE_SKETCH_FIELD, changeSketchValue } from '../conflict/change-sketch.js'
 import type { ConflictFlags } from '../conflict/flags.js'
 import { combineKeptMatchedRows } from '../conflict/kept-matched-rows.js'
 import {
@@ -375,6 +376,10 @@ export class TransactionCore {
       // copied rows' ids to the materialized columns (row-copying.ts refuses anything else), so
       // every stable id is preserved, as the protocol asks the tag to say.
       ...(rowIds.enabled ? { tags: { [ROW_TRACKING_PRESERVED_TAG]: 'true' } } : {}),
+      // A sketch speaks for the whole commit: it goes in only when its operation is all there is.
+      ...(this.#staged.length === 1 && last?.changeSketch !== undefined
+        ? { [CHANGE_SKETCH_FIELD]: changeSketchValue(last.changeSketch) }
+        : {}),
     }
     const result = await runCommitLoop({
       engine: this.#ctx.engine,

@@ -1,11 +1,11 @@
 /**
- * Case 6 (design beyond-rlc 8.8, C6-01 .. C6-12): a MERGE that loses the race to another commit
+ * Case 6 (design beyond-rlc 8.8, C6-01 .. C6-13): a MERGE that loses the race to another commit
  * is checked row by row. Each test begins the loser's transaction and stages its MERGE, commits
  * the winner on the same snapshot, then commits the loser, and asserts the outcome and the
  * table's final rows.
  */
 import assert from 'node:assert/strict'
-import { mkdtemp, rm } from 'node:fs/promises'
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, describe, it } from 'node:test'
@@ -30,13 +30,22 @@ interface RaceSetup {
   readonly loser: (tx: Awaited<ReturnType<DeltaTable['begin']>>) => Promise<unknown>
   readonly winner: (table: DeltaTable) => Promise<unknown>
   readonly isolationLevel?: 'Serializable' | 'WriteSerializable'
+  /**
+   * What becomes of the change sketch in the winner's `commitInfo` once it committed: kept,
+   * removed (a writer that writes none), or replaced by a malformed one.
+   */
+  readonly winnerSketch?: SketchVariant
 }
+
+type SketchVariant = 'present' | 'absent' | 'other format' | 'malformed keys' | 'not an object'
 
 interface RaceOutcome {
   /** 'committed', or the loser's error code. */
   readonly outcome: string
   readonly message: string
   readonly kinds: readonly string[]
+  /** Per reconciliation, whether the winner's change sketch decided it. */
+  readonly bySketch: readonly boolean[]
   readonly rows: Row[]
 }
 
@@ -54,18 +63,44 @@ async function race(setup: RaceSetup): Promise<RaceOutcome> {
   )
   await setup.loser(tx)
   await setup.winner(table)
+  if (setup.winnerSketch !== undefined) await rewriteSketch(join(root, 't'), setup.winnerSketch)
   let outcome = 'committed'
   let message = ''
   let kinds: readonly string[] = []
+  let bySketch: readonly boolean[] = []
   try {
     const result = await tx.commit()
     kinds = result.reconciliations.map((r) => r.kind)
+    bySketch = result.reconciliations.map((r) => r.detail.changeSketch === true)
   } catch (err) {
     if (!isDeltaError(err)) throw err
     outcome = err.code
     message = err.message
   }
-  return { outcome, message, kinds, rows: await table.scan().toArray() }
+  return { outcome, message, kinds, bySketch, rows: await table.scan().toArray() }
+}
+
+/** Rewrites the newest commit's `commitInfo.changeSketch` as another writer could have left it. */
+async function rewriteSketch(tablePath: string, variant: SketchVariant): Promise<void> {
+  const log = join(tablePath, '_delta_log')
+  const newest = (await readdir(log))
+    .filter((n) => /^\d{20}\.json$/.test(n))
+    .sort()
+    .at(-1)!
+  const lines = (await readFile(join(log, newest), 'utf8')).split('\n').filter((l) => l !== '')
+  const out = lines.map((line) => {
+    const action = JSON.parse(line) as { commitInfo?: Record<string, unknown> }
+    const info = action.commitInfo
+    if (info === undefined) return line
+    assert.ok(info.changeSketch !== undefined, `the winner (${info.operation}) wrote a change sketch`)
+    const sketch = info.changeSketch as Record<string, unknown>
+    if (variant === 'absent') delete info.changeSketch
+    else if (variant === 'other format') info.changeSketch = { ...sketch, format: 'delta-rlc.merge-keys/99' }
+    else if (variant === 'malformed keys') info.changeSketch = { ...sketch, keys: [1, 2] }
+    else if (variant === 'not an object') info.changeSketch = 'keys'
+    return JSON.stringify(action)
+  })
+  await writeFile(join(log, newest), `${out.join('\n')}\n`)
 }
 
 const base = (from: number, to: number, region = 'US'): Row[] =>
@@ -160,6 +195,8 @@ describe('Case 6: MERGE against MERGE at row level', () => {
   it('past the time budget the row reads stop and the file-level answer stands', async () => {
     const r = await race({
       conflicts: { ...CASE6, 'merge.rowLevelConflicts.maxMillis': 1 },
+      // Without a sketch the winner's rows must be read, which the budget stops.
+      winnerSketch: 'absent',
       properties: { 'delta.enableDeletionVectors': 'true' },
       batches: TWO_FILES,
       loser: (tx) => tx.merge(...upsert([60, 1000], 1)),
@@ -535,6 +572,164 @@ describe('Case 6: MERGE against MERGE at row level', () => {
       assert.equal(valueAt(r.rows, 5000), 2)
       assert.equal(r.rows.length, r.outcome === 'committed' ? 301 : 101)
       assert.equal(byId(r.rows).size, r.rows.length)
+    })
+  })
+})
+
+describe('C6-13 the change sketch in commitInfo: present, absent or corrupt, the same outcomes', () => {
+  const dv = { 'delta.enableDeletionVectors': 'true' }
+  const big = 2n ** 53n
+  const pairs = 'a long, b string, value int'
+  const pairUpsert = (rows: Row[]): [Row[], MergeOptions] => [
+    rows,
+    {
+      on: 'target.a = source.a AND target.b = source.b',
+      whenMatched: [{ update: { value: 'source.value' } }],
+      whenNotMatched: [{ insert: '*' }],
+    },
+  ]
+  const pairLoser = (tx: Awaited<ReturnType<DeltaTable['begin']>>) =>
+    tx.merge(
+      ...pairUpsert([
+        { a: 1n, b: 'x', value: 1 },
+        { a: 3n, b: 'y', value: 1 },
+      ]),
+    )
+  const pairBase = [
+    [
+      { a: 1n, b: 'x', value: 0 },
+      { a: 2n, b: 'x', value: 0 },
+    ],
+  ]
+  // Each: the race, its outcome, and whether a present sketch decides it (no changed key in K_L,
+  // no NOT MATCHED BY SOURCE clause in the loser).
+  const scenarios: readonly {
+    readonly name: string
+    readonly setup: RaceSetup
+    readonly outcome: string
+    readonly bySketch: boolean
+  }[] = [
+    {
+      name: 'disjoint upserts',
+      setup: {
+        properties: dv,
+        batches: TWO_FILES,
+        loser: (tx) => tx.merge(...upsert([60, 1000], 1)),
+        winner: (t) => t.merge(...upsert([10, 2000], 2)),
+      },
+      outcome: 'committed',
+      bySketch: true,
+    },
+    {
+      name: 'disjoint upserts with row tracking',
+      setup: {
+        properties: { ...dv, 'delta.enableRowTracking': 'true' },
+        batches: TWO_FILES,
+        loser: (tx) => tx.merge(...upsert([60, 1000], 1)),
+        winner: (t) => t.merge(...upsert([10, 2000], 2)),
+      },
+      outcome: 'committed',
+      bySketch: true,
+    },
+    {
+      name: 'the same new key',
+      setup: {
+        properties: dv,
+        batches: TWO_FILES,
+        loser: (tx) => tx.merge(...upsert([1000], 1)),
+        winner: (t) => t.merge(...upsert([1000], 2)),
+      },
+      outcome: 'DELTA_CONCURRENT_APPEND',
+      bySketch: false,
+    },
+    {
+      name: 'a winner deleting a key the loser updates',
+      setup: {
+        properties: dv,
+        batches: TWO_FILES,
+        loser: (tx) => tx.merge(...upsert([60], 1)),
+        winner: (t) =>
+          t.merge([{ id: 60n, region: 'US', value: 0 }], {
+            on: 'target.id = source.id',
+            whenMatched: [{ delete: true }],
+          }),
+      },
+      outcome: 'DELTA_CONCURRENT_APPEND',
+      bySketch: false,
+    },
+    {
+      name: 'keys 2^53 and 2^53 + 1',
+      setup: {
+        properties: dv,
+        batches: [...TWO_FILES, [{ id: big, region: 'US', value: 0 }]],
+        loser: (tx) => tx.merge(...upsert([big + 1n], 1)),
+        winner: (t) => t.merge(...upsert([big], 2)),
+      },
+      outcome: 'committed',
+      bySketch: true,
+    },
+    {
+      name: 'tuple (1, y) against (1, x) and (3, y)',
+      setup: {
+        schema: pairs,
+        properties: dv,
+        batches: pairBase,
+        loser: pairLoser,
+        winner: (t) => t.merge(...pairUpsert([{ a: 1n, b: 'y', value: 2 }])),
+      },
+      outcome: 'committed',
+      bySketch: true,
+    },
+    {
+      name: 'tuple (3, y) on both sides',
+      setup: {
+        schema: pairs,
+        properties: dv,
+        batches: pairBase,
+        loser: pairLoser,
+        winner: (t) => t.merge(...pairUpsert([{ a: 3n, b: 'y', value: 2 }])),
+      },
+      outcome: 'DELTA_CONCURRENT_APPEND',
+      bySketch: false,
+    },
+    {
+      name: "a NOT MATCHED BY SOURCE loser against a 'EU' insert",
+      setup: {
+        properties: dv,
+        batches: [base(0, 50), base(50, 98), base(98, 100, 'EU')],
+        loser: (tx) =>
+          tx.merge([{ id: 60n, region: 'US', value: 1 }], {
+            on: 'target.id = source.id',
+            whenMatched: [{ update: { value: 'source.value' } }],
+            whenNotMatchedBySource: [{ if: "target.region = 'EU'", delete: true }],
+          }),
+        winner: (t) => t.merge(...upsert([2000], 2, 'EU')),
+      },
+      outcome: 'DELTA_CONCURRENT_APPEND',
+      bySketch: false,
+    },
+  ]
+  const sorted = (rows: readonly Row[]): string[] =>
+    rows.map((r) => JSON.stringify(r, (_, v) => (typeof v === 'bigint' ? `${v}n` : v))).sort()
+  scenarios.forEach((sc, i) => {
+    const corrupt: SketchVariant = (['other format', 'malformed keys', 'not an object'] as const)[i % 3]!
+    it(`${sc.name}: ${sc.outcome}, with the sketch present, absent or ${corrupt}`, async () => {
+      const present = await race({ ...sc.setup, winnerSketch: 'present' })
+      assert.equal(present.outcome, sc.outcome, present.message)
+      if (sc.outcome === 'committed') {
+        assert.deepEqual(present.kinds, ['case6-merge-rows'])
+        assert.deepEqual(present.bySketch, [sc.bySketch], 'decided by the sketch, reading no rows')
+      }
+      for (const variant of ['absent', corrupt] as const) {
+        const other = await race({ ...sc.setup, winnerSketch: variant })
+        assert.equal(other.outcome, present.outcome, `${variant}: ${other.message}`)
+        assert.deepEqual(other.kinds, present.kinds, variant)
+        assert.ok(
+          other.bySketch.every((b) => !b),
+          `${variant}: the rows were read`,
+        )
+        assert.deepEqual(sorted(other.rows), sorted(present.rows), variant)
+      }
     })
   })
 })

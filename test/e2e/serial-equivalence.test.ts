@@ -574,7 +574,11 @@ async function runCase(spec: CaseSpec): Promise<void> {
           after: model,
           reconciled: outcome.result.reconciliations.length > 0,
         })
-        for (const r of outcome.result.reconciliations) count(distribution.reconciliations, r.kind)
+        for (const r of outcome.result.reconciliations) {
+          count(distribution.reconciliations, r.kind)
+          if (r.detail.changeSketch === true)
+            count(distribution.reconciliations, `${r.kind} by change sketch`)
+        }
         continue
       }
       aborts++
