@@ -16,6 +16,8 @@
  * The baseline is the storage floor of a commit: one put-if-absent of a commit-sized object on
  * the same store, alternating with the commits. The store is wrapped in a delay store with no
  * delay, only to count the requests each commit makes (a listing counts one per page of 1,000).
+ *
+ * `DELTA_RLC_COMMIT_BENCH_STORES=azurite DELTA_RLC_COMMIT_BENCH_LENGTHS=10` runs one row alone.
  */
 import { randomUUID } from 'node:crypto'
 import { mkdir, writeFile } from 'node:fs/promises'
@@ -46,8 +48,8 @@ const encoder = new TextEncoder()
  * @returns one row per store and log length
  */
 export async function commitBenchmarks(quick: boolean): Promise<BenchResult[]> {
-  const localLengths = quick ? [10, 300] : [10, 1_000, 10_000, 100_000]
-  const azureLengths = quick ? [10] : [10, 10_000]
+  const localLengths = selected('local', quick ? [10, 300] : [10, 1_000, 10_000, 100_000])
+  const azureLengths = selected('azurite', quick ? [10] : [10, 10_000])
   const out: BenchResult[] = []
   for (const length of localLengths) {
     await withTempDir('commit', async (root) => {
@@ -60,6 +62,10 @@ export async function commitBenchmarks(quick: boolean): Promise<BenchResult[]> {
       )
       out.push(await measure('local', location, store, length, genMs, quick))
     })
+  }
+  if (azureLengths.length === 0) {
+    appendGrowth(out)
+    return out
   }
   const azurite = await startAzurite()
   try {
@@ -82,6 +88,18 @@ export async function commitBenchmarks(quick: boolean): Promise<BenchResult[]> {
   }
   appendGrowth(out)
   return out
+}
+
+/**
+ * The log lengths to run on a store: all of `lengths`, or those the environment selects:
+ * `DELTA_RLC_COMMIT_BENCH_STORES` (comma-separated `local`, `azurite`) and
+ * `DELTA_RLC_COMMIT_BENCH_LENGTHS` (comma-separated lengths), e.g. only Azurite's 10-commit log.
+ */
+function selected(store: 'local' | 'azurite', lengths: readonly number[]): number[] {
+  const stores = process.env.DELTA_RLC_COMMIT_BENCH_STORES?.split(',')
+  const only = process.env.DELTA_RLC_COMMIT_BENCH_LENGTHS?.split(',').map(Number)
+  if (stores !== undefined && !stores.includes(store)) return []
+  return lengths.filter((n) => only === undefined || only.includes(n))
 }
 
 /** Timed commits at a log length: many where a commit is cheap, fewer where it may not be. */

@@ -61,7 +61,7 @@ export interface AdvanceOptions {
  * (`listingReadsWholeDirectory`) but the store lists by prefix (`listPrefix`), one listing of the
  * block of versions from the oldest that may hold a newer checkpoint to the first not known to
  * exist finds both; a writer advancing across its own commit then makes that one request. Where
- * it cannot (no prefix listing, a range across blocks of 100 versions, commits up to the block's
+ * it cannot (no prefix listing, a range across blocks of 10 versions, commits up to the block's
  * end), new commits are found by probing their names, and a newer checkpoint by its name or the
  * `_last_checkpoint` hint; these probes and the commit reads run together, so an advance by a
  * few commits costs two round trips, and one when nothing is new.
@@ -162,7 +162,7 @@ export async function advanceSnapshot(
  * a probe and the hint.
  *
  * @returns the block's files and the contiguous commits from `from` in it; `undefined` when the
- *   store cannot list by prefix, the versions span more than one block of 100, or the commits run
+ *   store cannot list by prefix, the versions span more than one block of 10, or the commits run
  *   to the block's end (more may follow it), and the caller then probes
  */
 async function newCommitsInBlock(
