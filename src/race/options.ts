@@ -127,6 +127,13 @@ export interface RaceOptions {
    * `createDelayStore`). Creating the table and verifying it take no added latency.
    */
   readonly storeLatencyMs?: number | undefined
+  /**
+   * How many times a writer runs an operation again after a conflict aborted it (default 0: an
+   * abort is final and the writer goes on to its next operation). With retries, every operation
+   * gets done unless it keeps losing, as an application that must write it would do it, so
+   * goodput counts completed work and an abort costs its redo.
+   */
+  readonly conflictRetries?: number | undefined
 }
 
 /** One writer of a resolved configuration. */
@@ -163,6 +170,8 @@ export interface RaceConfig {
   readonly commitRetry?: Partial<CommitRetryPolicy> | undefined
   /** Added latency of each writer store request, ms; absent for none. */
   readonly storeLatencyMs?: number | undefined
+  /** Runs of an operation after a conflict aborted it; absent for none. */
+  readonly conflictRetries?: number | undefined
 }
 
 /** The mix `npm run demo` and the CLI use when none is given: seven writers of every kind. */
@@ -262,6 +271,9 @@ export function resolveRaceConfig(options: RaceOptions): RaceConfig {
     ...(options.storeLatencyMs === undefined || options.storeLatencyMs === 0
       ? {}
       : { storeLatencyMs: latency(options.storeLatencyMs) }),
+    ...(options.conflictRetries === undefined || options.conflictRetries === 0
+      ? {}
+      : { conflictRetries: positive('conflictRetries', options.conflictRetries, 0) }),
   })
 }
 

@@ -70,20 +70,25 @@ export async function runWriter(task: WriterTask, awaitStart?: AwaitStart): Prom
   let table: DeltaTable | undefined
   let seq = resume.seq
   let tries = resume.tries
+  let conflictRetries = 0
   try {
     table = await openWithRetries(config, killSwitch)
     const deadline = task.deadline === 0 && awaitStart !== undefined ? await awaitStart() : task.deadline
     while (Date.now() < deadline && (config.opsPerWriter === 0 || seq < config.opsPerWriter)) {
       const op = planOperation(config, writer, seq)
       const outcome = await runAttempt({ task, table, killSwitch, appId, op, tryNo: tries, sink })
-      const again = outcome === 'retry' && tries + 1 < MAX_TRIES_PER_OP
+      const again =
+        (outcome === 'retry' && tries + 1 < MAX_TRIES_PER_OP) ||
+        (outcome === 'conflict' && conflictRetries < (config.conflictRetries ?? 0))
       if (again) {
         tries++
-        // A short pause lets a transient storage failure pass.
+        if (outcome === 'conflict') conflictRetries++
+        // A short pause lets a transient storage failure, or the winner's next commit, pass.
         await sleep(5 + seededRandom(config.seed, writer.index, seq, tries, 3).int(20))
       } else {
         seq++
         tries = 0
+        conflictRetries = 0
       }
     }
     sink.write({ type: 'writer-done', t: Date.now(), writer: writer.index, nextSeq: seq })
@@ -106,8 +111,11 @@ interface AttemptContext {
   readonly sink: EventSink
 }
 
-/** `retry` when the operation may be tried again under the same marker. */
-async function runAttempt(a: AttemptContext): Promise<'done' | 'retry'> {
+/**
+ * `retry` when a storage failure left the operation to be tried again under the same marker;
+ * `conflict` when a concurrent commit aborted it (final unless the race retries conflicts).
+ */
+async function runAttempt(a: AttemptContext): Promise<'done' | 'retry' | 'conflict'> {
   const { task, op, sink } = a
   const w = task.writer.index
   const kill = killMomentOf(task, op.seq, a.tryNo)
@@ -195,10 +203,11 @@ async function runAttempt(a: AttemptContext): Promise<'done' | 'retry'> {
       endedAt,
     })
     // A storage failure is transient: the same operation is tried again, and its marker tells
-    // whether an earlier try landed. A conflict is final for this operation.
-    return isDeltaError(err, 'DELTA_STORAGE_ERROR', 'DELTA_COMMIT_STATE_UNKNOWN', 'DELTA_FILE_NOT_FOUND')
-      ? 'retry'
-      : 'done'
+    // whether an earlier try landed. A conflict is final for this operation unless the race
+    // retries conflicts, as an application that must get its write done does.
+    if (isDeltaError(err, 'DELTA_STORAGE_ERROR', 'DELTA_COMMIT_STATE_UNKNOWN', 'DELTA_FILE_NOT_FOUND'))
+      return 'retry'
+    return conflict !== undefined ? 'conflict' : 'done'
   }
 }
 
