@@ -31,6 +31,10 @@ const suites: Array<[string, (quick: boolean) => Promise<BenchResult[]>]> = [
 ]
 suites.push(['conflict', (q) => import('./conflict.bench.js').then((m) => m.conflictBenchmarks(q))])
 suites.push([
+  'conflict-merge',
+  (q) => import('./conflict-merge.bench.js').then((m) => m.conflictMergeBenchmarks(q)),
+])
+suites.push([
   'conflict-relocation',
   (q) => import('./conflict-relocation.bench.js').then((m) => m.conflictRelocationBenchmarks(q)),
 ])
