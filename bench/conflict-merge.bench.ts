@@ -13,12 +13,12 @@
  * Only the loser's `commit()` (subject) or the rerun's begin + stage + commit (baseline) is timed,
  * each on a fresh copy of the prepared table, after the winner committed.
  */
-import { cp, mkdtemp, rm } from 'node:fs/promises'
+import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { MergeOptions } from '../src/ops/merge-clauses.js'
 import { DeltaTable } from '../src/table/delta-table.js'
-import { type BenchResult, result } from './harness.js'
+import { type BenchResult, disposeCopy, result, tableCopy } from './harness.js'
 
 const CASE6 = { 'merge.rowLevelConflicts.enabled': true } as const
 
@@ -81,17 +81,6 @@ async function buildTemplate(dir: string, rows: number): Promise<void> {
   }
 }
 
-async function copyOf(template: string, conflicts: Record<string, boolean>): Promise<DeltaTable> {
-  const dir = await mkdtemp(join(tmpdir(), 'delta-rlc-bench-run-'))
-  await cp(template, join(dir, 't'), { recursive: true })
-  return DeltaTable.open(join(dir, 't'), { conflicts, autoCheckpoint: false, explainConflicts: false })
-}
-
-async function dispose(table: DeltaTable): Promise<void> {
-  await table.close()
-  await rm(join(table.location, '..'), { recursive: true, force: true })
-}
-
 /** The winner's MERGE, from its own process's view: with Case 6 on it writes the sketch. */
 async function win(
   table: DeltaTable,
@@ -125,7 +114,7 @@ async function measure(
   let kind = ''
   let bySketch = false
   for (let i = 0; i < o.runs; i++) {
-    const table = await copyOf(template, CASE6)
+    const table = await tableCopy(template, CASE6)
     try {
       const loser = await table.begin()
       await loser.merge(o.loserRows, UPSERT)
@@ -136,9 +125,9 @@ async function measure(
       kind = r.reconciliations.map((x) => x.kind).join(',')
       bySketch = r.reconciliations.some((x) => x.detail.changeSketch === true)
     } finally {
-      await dispose(table)
+      await disposeCopy(table)
     }
-    const rerun = await copyOf(template, CASE6)
+    const rerun = await tableCopy(template, CASE6)
     try {
       await win(rerun, o.winnerRows, o.sketch)
       // The rerun starts from the table already at the new state, as the loser did.
@@ -149,7 +138,7 @@ async function measure(
       await txn.commit()
       baseline.push(performance.now() - t0)
     } finally {
-      await dispose(rerun)
+      await disposeCopy(rerun)
     }
   }
   return result(

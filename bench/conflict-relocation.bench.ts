@@ -15,11 +15,11 @@
  * Only the loser's `commit()` (subject) or the rerun's begin + stage + commit (baseline) is timed,
  * each on a fresh copy of the prepared table, after the OPTIMIZE committed.
  */
-import { cp, mkdtemp, rm } from 'node:fs/promises'
+import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { DeltaTable } from '../src/table/delta-table.js'
-import { type BenchResult, result } from './harness.js'
+import { type BenchResult, disposeCopy, result, tableCopy } from './harness.js'
 
 const FLAGS = {
   'optimize.zorder.conflictReconciliation.reverse.enabled': true,
@@ -86,17 +86,6 @@ async function buildTemplate(dir: string, rows: number): Promise<void> {
   }
 }
 
-async function copyOf(template: string, conflicts: Record<string, boolean>): Promise<DeltaTable> {
-  const dir = await mkdtemp(join(tmpdir(), 'delta-rlc-bench-run-'))
-  await cp(template, join(dir, 't'), { recursive: true })
-  return DeltaTable.open(join(dir, 't'), { conflicts, autoCheckpoint: false, explainConflicts: false })
-}
-
-async function dispose(table: DeltaTable): Promise<void> {
-  await table.close()
-  await rm(join(table.location, '..'), { recursive: true, force: true })
-}
-
 /** The Z-order the DML loses to: about 100 outputs. */
 async function zOrder(table: DeltaTable): Promise<void> {
   const other = await DeltaTable.open(table.location, { autoCheckpoint: false })
@@ -114,7 +103,7 @@ async function measure(template: string, rows: number, dml: Dml, runs: number): 
   let kind = ''
   let outputs = 0
   for (let i = 0; i < runs; i++) {
-    const table = await copyOf(template, FLAGS)
+    const table = await tableCopy(template, FLAGS)
     try {
       const loser = await table.begin()
       await dml.run(loser)
@@ -125,9 +114,9 @@ async function measure(template: string, rows: number, dml: Dml, runs: number): 
       kind = r.reconciliations.map((x) => x.kind).join(',')
       outputs = (await table.snapshot()).activeFiles().length
     } finally {
-      await dispose(table)
+      await disposeCopy(table)
     }
-    const rerun = await copyOf(template, FLAGS)
+    const rerun = await tableCopy(template, FLAGS)
     try {
       await zOrder(rerun)
       // The rerun starts from the table already at the new state, as the loser did.
@@ -138,7 +127,7 @@ async function measure(template: string, rows: number, dml: Dml, runs: number): 
       await txn.commit()
       baseline.push(performance.now() - t0)
     } finally {
-      await dispose(rerun)
+      await disposeCopy(rerun)
     }
   }
   return result(

@@ -11,13 +11,13 @@
  * Each run starts from a fresh copy of a prepared table; only the loser's `commit()` (subject)
  * or the rerun's begin + stage + commit (baseline) is timed.
  */
-import { cp, mkdtemp, rm } from 'node:fs/promises'
+import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Action } from '../src/protocol/actions.js'
 import { DeltaTable } from '../src/table/delta-table.js'
 import { buildSyntheticTable } from '../test/helpers/synthetic-table.js'
-import { type BenchResult, result } from './harness.js'
+import { type BenchResult, disposeCopy, result, tableCopy } from './harness.js'
 
 /**
  * Runs the conflict benchmarks.
@@ -42,19 +42,6 @@ export async function conflictBenchmarks(quick: boolean): Promise<BenchResult[]>
   return out
 }
 
-/** A fresh copy of `template` opened with `conflicts`. */
-async function copyOf(template: string, conflicts: 'all' | Record<string, boolean>): Promise<DeltaTable> {
-  const dir = await mkdtemp(join(tmpdir(), 'delta-rlc-bench-run-'))
-  await cp(template, join(dir, 't'), { recursive: true })
-  // File-level aborts as the open-source rules make them: no explanation of what would reconcile.
-  return DeltaTable.open(join(dir, 't'), { conflicts, autoCheckpoint: false, explainConflicts: false })
-}
-
-async function dispose(table: DeltaTable): Promise<void> {
-  await table.close()
-  await rm(join(table.location, '..'), { recursive: true, force: true })
-}
-
 async function dvUnion(root: string, deleted: number, runs: number): Promise<BenchResult> {
   const template = join(root, `dv-${deleted}`)
   const rows = 2 * deleted
@@ -66,7 +53,7 @@ async function dvUnion(root: string, deleted: number, runs: number): Promise<Ben
   const baseline: number[] = []
   let kind = ''
   for (let i = 0; i < runs; i++) {
-    const table = await copyOf(template, flags)
+    const table = await tableCopy(template, flags)
     try {
       const loser = await table.begin()
       await loser.delete(loserWhere)
@@ -76,16 +63,16 @@ async function dvUnion(root: string, deleted: number, runs: number): Promise<Ben
       subject.push(performance.now() - t0)
       kind = r.reconciliations.map((x) => x.kind).join(',')
     } finally {
-      await dispose(table)
+      await disposeCopy(table)
     }
-    const rerun = await copyOf(template, flags)
+    const rerun = await tableCopy(template, flags)
     try {
       await rerun.delete(winnerWhere)
       const t0 = performance.now()
       await rerun.delete(loserWhere)
       baseline.push(performance.now() - t0)
     } finally {
-      await dispose(rerun)
+      await disposeCopy(rerun)
     }
   }
   return result(
@@ -130,7 +117,7 @@ async function winnerFiles(root: string, files: number, runs: number): Promise<B
   const baseline: number[] = []
   let kind = ''
   for (let i = 0; i < runs; i++) {
-    const table = await copyOf(template, 'all')
+    const table = await tableCopy(template, 'all')
     try {
       const loser = await table.begin()
       await loser.delete('id < 5')
@@ -140,16 +127,16 @@ async function winnerFiles(root: string, files: number, runs: number): Promise<B
       subject.push(performance.now() - t0)
       kind = [...new Set(r.reconciliations.map((x) => x.kind))].join(',')
     } finally {
-      await dispose(table)
+      await disposeCopy(table)
     }
-    const rerun = await copyOf(template, 'all')
+    const rerun = await tableCopy(template, 'all')
     try {
       await append(rerun)
       const t0 = performance.now()
       await rerun.delete('id < 5')
       baseline.push(performance.now() - t0)
     } finally {
-      await dispose(rerun)
+      await disposeCopy(rerun)
     }
   }
   return result(

@@ -5,9 +5,10 @@
  * A row names its size parameter (`sizeParameter`), so that {@link scalingLines} can say how a
  * cost grows from one size to the next.
  */
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { cp, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
 import os, { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
+import { DeltaTable } from '../src/table/delta-table.js'
 import { maxOf, minOf } from '../src/util/arrays.js'
 
 /** One measured row. */
@@ -335,4 +336,32 @@ export async function withTempDir<T>(stem: string, fn: (dir: string) => Promise<
   } finally {
     await rm(dir, { recursive: true, force: true })
   }
+}
+
+/**
+ * A fresh copy of a prepared table, opened without checkpoints and with file-level aborts as the
+ * open-source rules make them (no explanation of what would reconcile): each run of a conflict
+ * benchmark starts from the same state.
+ *
+ * @param template - the prepared table's directory
+ * @param conflicts - the reconciliations the copy runs with
+ * @returns the opened copy; {@link disposeCopy} closes and deletes it
+ */
+export async function tableCopy(
+  template: string,
+  conflicts: 'all' | Readonly<Record<string, boolean>>,
+): Promise<DeltaTable> {
+  const dir = await mkdtemp(join(tmpdir(), 'delta-rlc-bench-run-'))
+  await cp(template, join(dir, 't'), { recursive: true })
+  return DeltaTable.open(join(dir, 't'), { conflicts, autoCheckpoint: false, explainConflicts: false })
+}
+
+/**
+ * Closes a {@link tableCopy} and deletes it.
+ *
+ * @param table - the copy
+ */
+export async function disposeCopy(table: DeltaTable): Promise<void> {
+  await table.close()
+  await rm(join(table.location, '..'), { recursive: true, force: true })
 }
