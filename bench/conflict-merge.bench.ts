@@ -2,7 +2,8 @@
  * Case 6: an upsert MERGE that loses to another upsert MERGE of disjoint keys, reconciled row by
  * row, against rerunning the MERGE on the new table state (what a writer does after a plain
  * abort). The table has deletion vectors; 1M rows (20k with `--quick`) in ten files, each MERGE
- * 10k source rows (half of them keys already in the table, spread over every file, half new).
+ * 8k source rows (1k with `--quick`; under the sketch's 8,192-key cap), half of them keys already
+ * in the table, spread over every file, half new.
  *
  * - `conflict.case6-merge-rows`: the winner wrote no change sketch (Case 6 off in its process),
  *   so the loser reads the key column of the winner's changed rows: the rows its deletion vectors
@@ -36,7 +37,7 @@ const UPSERT: MergeOptions = {
  */
 export async function conflictMergeBenchmarks(quick: boolean): Promise<BenchResult[]> {
   const rows = quick ? 20_000 : 1_000_000
-  const sourceRows = quick ? 1_000 : 10_000
+  const sourceRows = quick ? 1_000 : 8_000
   const runs = quick ? 1 : 3
   const root = await mkdtemp(join(tmpdir(), 'delta-rlc-bench-case6-'))
   try {
