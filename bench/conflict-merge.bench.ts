@@ -5,6 +5,9 @@
  * 8k source rows (1k with `--quick`; under the sketch's 8,192-key cap), half of them keys already
  * in the table, spread over every file, half new.
  *
+ * Both MERGEs take rows out of every file, so the loser also unions its deletion vectors with the
+ * winner's there (Case 2).
+ *
  * - `conflict.case6-merge-rows`: the winner wrote no change sketch (Case 6 off in its process),
  *   so the loser reads the key column of the winner's changed rows: the rows its deletion vectors
  *   took out and the rows of its new files, after the statistics tier.
@@ -22,6 +25,8 @@ import { DeltaTable } from '../src/table/delta-table.js'
 import { type BenchResult, disposeCopy, result, tableCopy } from './harness.js'
 
 const CASE6 = { 'merge.rowLevelConflicts.enabled': true } as const
+/** The loser: Case 6 for the winner's new rows, Case 2 for the files both take rows out of. */
+const LOSER = { ...CASE6, 'rowLevelConcurrency.enabled': true } as const
 
 const UPSERT: MergeOptions = {
   on: 'target.id = source.id',
@@ -43,16 +48,16 @@ export async function conflictMergeBenchmarks(quick: boolean): Promise<BenchResu
   try {
     const template = join(root, 'template')
     await buildTemplate(template, rows)
-    // Existing keys of both spread over every file (ids interleave across the ten files), new
-    // keys above the table's; the loser takes odd positions, the winner even ones.
-    const source = (parity: number, value: number) =>
+    // Existing keys of both spread over every file (file f holds the ids = f mod 10), disjoint
+    // (the loser's are 125 above the winner's), and new keys above the table's.
+    const stride = Math.floor(rows / (sourceRows / 2))
+    const source = (offset: number, value: number) =>
       Array.from({ length: sourceRows }, (_, i) => {
-        const existing = i % 2 === 0
-        const slot = 2 * Math.floor(i / 2) + parity
-        const id = existing ? Math.floor((slot * rows) / sourceRows) + parity : rows + slot
+        const j = Math.floor(i / 2)
+        const id = i % 2 === 0 ? j * stride + (j % 10) + offset : rows + 2 * j + (offset > 0 ? 1 : 0)
         return { id: BigInt(id), region: 'US', value }
       })
-    const loserRows = source(1, 1)
+    const loserRows = source(Math.floor(stride / 2), 1)
     const winnerRows = source(0, 2)
     const out: BenchResult[] = []
     for (const sketch of [false, true]) {
@@ -115,7 +120,7 @@ async function measure(
   let kind = ''
   let bySketch = false
   for (let i = 0; i < o.runs; i++) {
-    const table = await tableCopy(template, CASE6)
+    const table = await tableCopy(template, LOSER)
     try {
       const loser = await table.begin()
       await loser.merge(o.loserRows, UPSERT)
@@ -128,7 +133,7 @@ async function measure(
     } finally {
       await disposeCopy(table)
     }
-    const rerun = await tableCopy(template, CASE6)
+    const rerun = await tableCopy(template, LOSER)
     try {
       await win(rerun, o.winnerRows, o.sketch)
       // The rerun starts from the table already at the new state, as the loser did.

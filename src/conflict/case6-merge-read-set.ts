@@ -53,6 +53,12 @@ export interface MergeReadSet {
    * key part of the read set satisfies it.
    */
   readonly keyFilter: Expression
+  /**
+   * What the row reads push to the data plane: `keyFilter` with large key IN-sets widened to
+   * their ranges (cheaper for the data plane; every row of the key part still satisfies it).
+   * Absent: `keyFilter`.
+   */
+  readonly rowFilter?: Expression | undefined
   /** The OR of the N_j over unqualified table columns; undefined without such clauses. */
   readonly notMatchedBySource: Expression | undefined
   /** Some NOT MATCHED BY SOURCE clause has no condition: every target row was read. */

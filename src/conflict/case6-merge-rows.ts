@@ -18,14 +18,20 @@
  * and removed-vs-read checks skip them); a path the loser removes too is never resolved: same-file
  * changes stay with Case 2 and the removed-vs-removed check.
  */
-import { type AddFile, isRemove, type RemoveFile } from '../protocol/actions.js'
+import {
+  type AddFile,
+  type DeletionVectorDescriptor,
+  isRemove,
+  type RemoveFile,
+} from '../protocol/actions.js'
 import { preImageOf } from '../protocol/file-action-rewrites.js'
 import { ROW_TRACKING_PRESERVED_TAG, rowTrackingState } from '../protocol/row-tracking.js'
+import { parseStats } from '../protocol/stats.js'
 import { encodeKeyTuple, type MergeReadSet } from './case6-merge-read-set.js'
 import { physicalKeyColumns, readChangeSketch, sameKeyColumns } from './change-sketch.js'
 import { dvUniqueId } from './deletion-vectors.js'
 import type { FetchPlan, ReadRow, RowReadRequest } from './fetched-facts.js'
-import { FetchPlanBuilder } from './fetched-facts.js'
+import { FetchPlanBuilder, ONLY_DELETED_BY_MAX_ROWS } from './fetched-facts.js'
 import { firstFileMatchingReads } from './file-checks.js'
 import type { PhaseInput, PhaseOutcome, PlanInput, RowLevelPhase } from './phase.js'
 import { unchanged } from './phase.js'
@@ -104,7 +110,8 @@ function reconcileMergeRows(input: PhaseInput): PhaseOutcome {
     const pre = rowsOf(f.pre)
     const post = f.post === undefined ? [] : rowsOf(f.post)
     if (pre === undefined || post === undefined) {
-      return refuse(txn, `the rows of ${f.path} could not be read within the budget`)
+      const why = f.role === 'dv-taken' ? ', or its deletion vector shrank' : ''
+      return refuse(txn, `the rows of ${f.path} could not be read within the budget${why}`)
     }
     const stillLive = new Set<bigint>()
     for (const rows of post) for (const r of rows) stillLive.add(r.id)
@@ -155,8 +162,11 @@ function reconcileMergeRows(input: PhaseInput): PhaseOutcome {
 /** A winner file whose changed rows are read. */
 interface FileToCheck {
   readonly path: string
-  /** `added`: every live row is new; `removed`: every live row left; `dv-update`: pre minus post. */
-  readonly role: 'added' | 'removed' | 'dv-update'
+  /**
+   * `added`: every live row is new; `removed`: every live row left; `dv-taken`: the rows read are
+   * those a deletion-vector update took out (each left); `dv-update`: pre minus post.
+   */
+  readonly role: 'added' | 'removed' | 'dv-taken' | 'dv-update'
   /** The file read: the add, or the pre-image of the remove. */
   readonly file: AddFile
   /** Reads of the file's live rows (the key part, then the NOT MATCHED BY SOURCE part). */
@@ -243,15 +253,25 @@ function analyze(input: PlanInput): Analysis {
       dropped.push(s.file.path)
       continue
     }
-    bytes += s.file.size * (s.post === undefined ? 1n : 2n)
     const ids = classify ? 'stable' : 'position'
-    const checked: FileToCheck = {
-      path: s.file.path,
-      role: s.role,
-      file: s.file,
-      pre: readsOf(s.file, read, ids, txn, maxMillis),
-      ...(s.post === undefined ? {} : { post: readsOf(s.post, read, ids, txn, maxMillis) }),
-    }
+    // A deletion vector that grew: only the rows it took out are read, not the rows it kept twice.
+    const taken = s.post === undefined ? undefined : takenBy(s.file, s.post)
+    bytes += s.file.size * (s.post === undefined || taken !== undefined ? 1n : 2n)
+    const checked: FileToCheck =
+      taken !== undefined
+        ? {
+            path: s.file.path,
+            role: 'dv-taken',
+            file: s.file,
+            pre: readsOf(taken.file, read, ids, txn, maxMillis, taken.dv),
+          }
+        : {
+            path: s.file.path,
+            role: s.role,
+            file: s.file,
+            pre: readsOf(s.file, read, ids, txn, maxMillis),
+            ...(s.post === undefined ? {} : { post: readsOf(s.post, read, ids, txn, maxMillis) }),
+          }
     files.push(checked)
   }
   if (bytes > MAX_CHANGED_BYTES) {
@@ -322,15 +342,34 @@ function mayHoldReadRows(file: AddFile, read: MergeReadSet, matcher: ReadMatcher
   return read.notMatchedBySource !== undefined && matcher.statsMayMatch(read.notMatchedBySource, file)
 }
 
+/**
+ * The changed-rows read of a deletion-vector update: the pre-image, with the statistics that give
+ * its row count (the remove's, else the add's: one physical file), and the new deletion vector.
+ * Undefined when the count is unknown or too large for it, or the update dropped the vector: the
+ * pre- and post-image are read instead.
+ */
+function takenBy(
+  pre: AddFile,
+  post: AddFile,
+): { readonly file: AddFile; readonly dv: DeletionVectorDescriptor } | undefined {
+  if (post.deletionVector === undefined) return undefined
+  const stats = parseStats(pre.stats)?.numRecords !== undefined ? pre.stats : post.stats
+  const rows = parseStats(stats)?.numRecords
+  if (rows === undefined || rows > BigInt(ONLY_DELETED_BY_MAX_ROWS)) return undefined
+  return { file: stats === pre.stats ? pre : Object.freeze({ ...pre, stats }), dv: post.deletionVector }
+}
+
 function readsOf(
   file: AddFile,
   read: MergeReadSet,
   ids: 'stable' | 'position',
   txn: TransactionInfo,
   maxMillis: number,
+  onlyDeletedBy?: DeletionVectorDescriptor,
 ): readonly RowReadRequest[] {
   const state = ids === 'stable' ? rowTrackingState(txn.protocol, txn.metadata) : undefined
-  const base = `case6:${ids}:${file.path}#${dvUniqueId(file.deletionVector) ?? ''}`
+  const taken = onlyDeletedBy === undefined ? '' : `-${dvUniqueId(onlyDeletedBy)}`
+  const base = `case6:${ids}:${file.path}#${dvUniqueId(file.deletionVector) ?? ''}${taken}`
   const request = (part: string, predicate: RowReadRequest['predicate']): RowReadRequest =>
     Object.freeze({
       key: `${base}:${part}`,
@@ -347,9 +386,10 @@ function readsOf(
             }),
           }),
       maxRows: MAX_ROWS_PER_READ,
+      ...(onlyDeletedBy === undefined ? {} : { onlyDeletedBy }),
       ...(maxMillis > 0 ? { maxMillis } : {}),
     })
-  const out = [request('key', read.keyFilter)]
+  const out = [request('key', read.rowFilter ?? read.keyFilter)]
   if (read.notMatchedBySource !== undefined) out.push(request('nmbs', read.notMatchedBySource))
   return Object.freeze(out)
 }

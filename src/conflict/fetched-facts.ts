@@ -67,11 +67,24 @@ export interface RowReadRequest {
   }
   readonly maxRows: number
   /**
+   * Only the rows live under `file.deletionVector` that this deletion vector deletes: the rows a
+   * deletion-vector update took out, without reading the rows it kept. The answer is left out
+   * when this vector does not hold every position of the file's own (rows came back), or the
+   * file's statistics do not give its row count.
+   */
+  readonly onlyDeletedBy?: DeletionVectorDescriptor | undefined
+  /**
    * The reads of one plan stop after this many milliseconds (the largest value among them
    * counts); the answers not in by then are left out. Absent or 0: no bound.
    */
   readonly maxMillis?: number
 }
+
+/**
+ * The most rows a file may have for a {@link RowReadRequest.onlyDeletedBy} read, which hides the
+ * rows it does not return by listing their positions.
+ */
+export const ONLY_DELETED_BY_MAX_ROWS = 5_000_000
 
 /** One row a {@link RowReadRequest} returned. */
 export interface ReadRow {

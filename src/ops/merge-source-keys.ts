@@ -38,6 +38,8 @@ export interface SourceKeyPredicate {
   readonly kind: 'inSet' | 'range' | 'empty'
   /** Distinct complete key tuples among the source rows. */
   readonly distinctKeys: number
+  /** `BETWEEN min AND max` per key column (`FALSE` when no key is complete), whatever `kind`. */
+  readonly ranges: Expression
 }
 
 /** Key column types whose equality the data plane and the predicate evaluator agree on exactly. */
@@ -117,7 +119,13 @@ function build(
     if (complete) tuples.set(tupleKey(tuple), tuple)
   }
   if (tuples.size === 0) {
-    return Object.freeze({ preFilter: lit(false), exact: lit(false), kind: 'empty', distinctKeys: 0 })
+    return Object.freeze({
+      preFilter: lit(false),
+      exact: lit(false),
+      kind: 'empty',
+      distinctKeys: 0,
+      ranges: lit(false),
+    })
   }
   const all = Array.from(tuples.values())
   const columns = keys.map((k) => col([k.target]))
@@ -128,10 +136,22 @@ function build(
     exact ??= exactPredicate(keys, columns, all)
     return exact
   }
+  const ranges = conjunction(
+    keys.map((k, i) => {
+      let min = all[0]![i]!
+      let max = min
+      for (const t of all) {
+        const v = t[i]!
+        if (compareValues(v, min) < 0) min = v
+        if (compareValues(v, max) > 0) max = v
+      }
+      return between(columns[i]!, literalOf(min, k.targetType), literalOf(max, k.targetType))
+    }),
+  )
   if (all.length <= inSetThreshold) {
     if (keys.length === 1) {
       const preFilter = exactOf()
-      return Object.freeze({ preFilter, exact: preFilter, kind: 'inSet', distinctKeys: all.length })
+      return Object.freeze({ preFilter, exact: preFilter, kind: 'inSet', distinctKeys: all.length, ranges })
     }
     const preFilter = conjunction(
       keys.map((k, i) => {
@@ -150,27 +170,17 @@ function build(
       },
       kind: 'inSet',
       distinctKeys: all.length,
+      ranges,
     })
   }
-  const preFilter = conjunction(
-    keys.map((k, i) => {
-      let min = all[0]![i]!
-      let max = min
-      for (const t of all) {
-        const v = t[i]!
-        if (compareValues(v, min) < 0) min = v
-        if (compareValues(v, max) > 0) max = v
-      }
-      return between(columns[i]!, literalOf(min, k.targetType), literalOf(max, k.targetType))
-    }),
-  )
   return Object.freeze({
-    preFilter,
+    preFilter: ranges,
     get exact() {
       return exactOf()
     },
     kind: 'range',
     distinctKeys: all.length,
+    ranges,
   })
 }
 
@@ -228,6 +238,13 @@ function literalOf(v: Value, type: PrimitiveType): Literal {
 }
 
 /**
+ * The most key tuples whose IN-sets the row reads of Case 6 push to the data plane; past it they
+ * push each key column's range. DuckDB parses and binds an IN-list of thousands of literals more
+ * slowly than it reads the rows the list would spare, and the checker probes K_L exactly anyway.
+ */
+const ROW_READ_IN_SET_MAX = 256
+
+/**
  * The row-level read set of a MERGE (Case 6, design beyond-rlc 8.2): the distinct non-NULL key
  * tuples of the source rows, encoded by the key columns' schema types (exact up to `maxExact`,
  * a Bloom filter beyond), the target-only part of ON with a cheap key filter, and the NOT
@@ -267,6 +284,8 @@ export function captureMergeReadSet(
   // the rest (decimal keys), and the checker probes the exact set.
   const pre = sourceKeyPredicate(keys, rows, options.inSetThreshold)
   const parts = [plan.targetOnly, pre?.preFilter].filter((e): e is Expression => e !== undefined)
+  const rowPre = pre === undefined || pre.distinctKeys <= ROW_READ_IN_SET_MAX ? pre?.preFilter : pre.ranges
+  const rowParts = [plan.targetOnly, rowPre].filter((e): e is Expression => e !== undefined)
   const conditions: Expression[] = []
   let wholeTable = false
   for (const c of plan.whenNotMatchedBySource) {
@@ -277,6 +296,7 @@ export function captureMergeReadSet(
     keyColumns: Object.freeze(columns),
     keys: set.build(),
     keyFilter: parts.length === 0 ? lit(true) : conjunction(parts),
+    rowFilter: rowParts.length === 0 ? lit(true) : conjunction(rowParts),
     notMatchedBySource: conditions.length === 0 ? undefined : disjunction(conditions),
     wholeTable,
   })

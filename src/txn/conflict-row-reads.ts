@@ -1,4 +1,4 @@
-import type { ReadRow, RowReadRequest } from '../conflict/fetched-facts.js'
+import { ONLY_DELETED_BY_MAX_ROWS, type ReadRow, type RowReadRequest } from '../conflict/fetched-facts.js'
 import type { RoaringBitmapArray } from '../dv/roaring-bitmap-array.js'
 import {
   type ColumnSpec,
@@ -10,6 +10,7 @@ import type { Engine } from '../engine/engine.js'
 import { isDeltaError } from '../errors/index.js'
 import type { DeletionVectorDescriptor } from '../protocol/actions.js'
 import { decodeAddPath } from '../protocol/partition-values.js'
+import { parseStats } from '../protocol/stats.js'
 import { maxOf } from '../util/arrays.js'
 import { mapLimit } from '../util/map-limit.js'
 
@@ -83,6 +84,17 @@ async function readRows(
     specs.push(spec)
   }
   const live = req.file.deletionVector === undefined ? undefined : await loadDv(req.file.deletionVector)
+  let deletedRows = live?.toArray()
+  if (req.onlyDeletedBy !== undefined) {
+    const rowCount = parseStats(req.file.stats)?.numRecords
+    if (rowCount === undefined || rowCount > BigInt(ONLY_DELETED_BY_MAX_ROWS)) return undefined
+    const after = await loadDv(req.onlyDeletedBy)
+    // Rows that came back are changes this read would not show.
+    if (live !== undefined && !live.isSubsetOf(after)) return undefined
+    const taken = (live === undefined ? after : after.difference(live)).toArray()
+    if (taken.length === 0) return Object.freeze([])
+    deletedRows = complement(taken, Number(rowCount))
+  }
   const stable = req.ids === 'stable'
   if (stable && (req.file.baseRowId === undefined || req.file.defaultRowCommitVersion === undefined)) {
     return undefined
@@ -90,7 +102,7 @@ async function readRows(
   // Positions: a base of 0 and no materialized column make the row id the physical position.
   const ref: DataFileRef = {
     key: decoded.key,
-    deletedRows: live?.toArray(),
+    deletedRows,
     partitionValues: req.file.partitionValues,
     baseRowId: stable ? req.file.baseRowId : 0n,
     defaultRowCommitVersion: stable ? req.file.defaultRowCommitVersion : 0n,
@@ -119,4 +131,20 @@ async function readRows(
     }
   }
   return Object.freeze(rows)
+}
+
+/**
+ * Every position below `count` but those of `kept` (sorted, ascending): the rows to hide so that
+ * a read returns exactly the kept ones. A kept position at or past `count` (statistics that
+ * undercount the file) is still returned, and positions the file lacks hide nothing.
+ */
+function complement(kept: readonly number[], count: number): number[] {
+  const out: number[] = []
+  let next = 0
+  for (const p of kept) {
+    for (let q = next; q < p && q < count; q++) out.push(q)
+    next = p + 1
+  }
+  for (let q = next; q < count; q++) out.push(q)
+  return out
 }

@@ -5,6 +5,8 @@ import {
   isEligibleKeyType,
   MergeKeySetBuilder,
 } from '../../../src/conflict/case6-merge-read-set.js'
+import { toSql } from '../../../src/expressions/to-sql.js'
+import { captureMergeReadSet } from '../../../src/ops/merge-source-keys.js'
 
 describe('Case 6 key encoding', () => {
   it('keeps long keys around 2^53 apart, whether given as bigint or decimal text', () => {
@@ -83,5 +85,30 @@ describe('Case 6 key set', () => {
     let falsePositives = 0
     for (let i = n; i < 2 * n; i++) if (set.probe(`k${i}`) !== 'absent') falsePositives++
     assert.ok(falsePositives < n * 0.05, `${falsePositives} false positives of ${n}`)
+  })
+})
+
+describe('Case 6 read set of a MERGE', () => {
+  const plan = {
+    keys: [{ target: 'id', targetType: 'long', source: 'id' }],
+    sourceColumns: [{ name: 'id', type: 'long' }],
+    targetOnly: undefined,
+    whenNotMatchedBySource: [],
+  } as const
+  const options = { maxExact: 1_000_000, inSetThreshold: 100_000 }
+  const rows = (n: number) => Array.from({ length: n }, (_, i) => ({ id: BigInt(10 + 2 * i) }))
+
+  it('pushes a few keys to the row reads as their IN-set', () => {
+    const read = captureMergeReadSet(plan, rows(3), options)!
+    assert.equal(toSql(read.keyFilter), 'id IN (10L, 12L, 14L)')
+    assert.equal(toSql(read.rowFilter!), 'id IN (10L, 12L, 14L)')
+  })
+
+  it('widens many keys to their range for the row reads, keeping the IN-set for the statistics', () => {
+    const read = captureMergeReadSet(plan, rows(1000), options)!
+    assert.match(toSql(read.keyFilter), /^id IN \(10L, 12L, /)
+    assert.equal(toSql(read.rowFilter!), 'id BETWEEN 10L AND 2008L')
+    assert.equal(read.keys.probe(encodeKeyTuple([2008n], [{ name: 'id', type: 'long' }])!), 'present')
+    assert.equal(read.keys.probe(encodeKeyTuple([2007n], [{ name: 'id', type: 'long' }])!), 'absent')
   })
 })

@@ -46,7 +46,7 @@ function readSet(keys: readonly bigint[]): MergeReadSet {
   }
 }
 
-const file = (path: string, o: { dv?: number[]; base?: bigint; version?: bigint } = {}) =>
+const file = (path: string, o: { dv?: number[]; base?: bigint; version?: bigint; rows?: number } = {}) =>
   createAddFile({
     path,
     partitionValues: {},
@@ -56,6 +56,7 @@ const file = (path: string, o: { dv?: number[]; base?: bigint; version?: bigint 
     deletionVector: o.dv === undefined ? undefined : inlineDv(o.dv),
     baseRowId: o.base,
     defaultRowCommitVersion: o.version,
+    ...(o.rows === undefined ? {} : { stats: `{"numRecords":${o.rows}}` }),
   })
 
 const removal = (f: ReturnType<typeof file>) =>
@@ -171,6 +172,59 @@ describe('Case 6 at the checker', () => {
       result.kind === 'conflict' ? (result.error.reconcileRefused ?? '') : '',
       /deleted or updated key \(id = 5\)/,
     )
+  })
+
+  describe('a deletion-vector update of a file whose row count the statistics give', () => {
+    const counted = file('f1.parquet', { dv: [1], rows: 10 })
+    const grown = [A.remove(removal(counted)), A.add(file('f1.parquet', { dv: [1, 2], rows: 10 }))]
+
+    it('plans one read of the rows the new vector takes out, not of the pre- and post-image', () => {
+      const plan = planConflictFetches(mergeLoser({ reads: [counted] }), winnerOf(grown), FLAGS)
+      assert.equal(plan.rowReads?.length, 1)
+      const [r] = plan.rowReads!
+      assert.equal(r!.file.deletionVector?.cardinality, 1n, 'read under the old vector')
+      assert.equal(r!.onlyDeletedBy?.cardinality, 2n, 'only the rows the new one deletes')
+    })
+
+    it('conflicts when a taken row is in the read set, and resolves when none is', () => {
+      const txn = mergeLoser({ reads: [counted] })
+      const w = winnerOf(grown)
+      const plan = planConflictFetches(txn, w, FLAGS)
+      assert.equal(
+        check(
+          txn,
+          w,
+          FLAGS,
+          facts(plan.rowReads!, () => [row(2n, 5n)]),
+        ).kind,
+        'conflict',
+      )
+      assert.equal(
+        check(
+          txn,
+          w,
+          FLAGS,
+          facts(plan.rowReads!, () => [row(2n, 6n)]),
+        ).kind,
+        'ok',
+      )
+    })
+
+    it('refuses without the answer, naming a vector that shrank as a reason', () => {
+      const txn = mergeLoser({ reads: [counted] })
+      const w = winnerOf(grown)
+      const result = check(
+        txn,
+        w,
+        FLAGS,
+        facts(planConflictFetches(txn, w, FLAGS).rowReads!, () => undefined),
+      )
+      assert.equal(result.kind, 'conflict')
+      assert.match(
+        result.kind === 'conflict' ? (result.error.reconcileRefused ?? '') : '',
+        /could not be read within the budget, or its deletion vector shrank/,
+      )
+    })
   })
 
   it('conflicts when a deletion vector shrank and brought back a row of the read set', () => {
