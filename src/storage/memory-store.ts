@@ -1,7 +1,8 @@
 /**
  * An in-process backend over a `Map`, with the semantics of the local store: atomic puts,
- * put-if-absent, one-level sorted listings (from a key, or of the names with a prefix). Bytes are copied in and out, so neither the writer
- * nor a reader can change a stored object through a buffer it holds.
+ * put-if-absent, one-level sorted listings (from a key, or of the names with a prefix). Bytes are
+ * copied in and out, so neither the writer nor a reader can change a stored object through a
+ * buffer it holds.
  */
 import { FileAlreadyExistsError, FileNotFoundError } from '../errors/index.js'
 import { checkData, checkDirectoryKey, checkKey, checkObjectKey, checkRange, dirOf } from './keys.js'
