@@ -276,20 +276,25 @@ describe('RLC: same-file deletion-vector union (Case 2)', () => {
     )
   })
 
-  it("RLC-17 row tracking: reconciled disjoint DELETEs preserve surviving rows' stable row IDs", {
-    skip: 'row tracking (delta.enableRowTracking) is not supported by delta-rlc writers',
-  }, async () => {
+  it("RLC-17 row tracking: reconciled disjoint DELETEs preserve surviving rows' stable row IDs", async () => {
     const { table } = await defaultTable(ON, { properties: { 'delta.enableRowTracking': 'true' } })
-    // One file, physical row r holds id r: the stable row id of id r is baseRowId + r.
-    const before = (await liveFiles(table))[0]!
-    assert.notEqual(before.baseRowId, undefined)
+    const rowIds = async (): Promise<Map<string, bigint>> => {
+      const rows = await table.scan({ withRowTracking: true }).toArray()
+      return new Map(rows.map((r) => [String(r.id), r._row_id as bigint]))
+    }
+    const before = await rowIds()
+    const file = (await liveFiles(table))[0]!
+    assert.notEqual(file.baseRowId, undefined)
     const result = await s1([table, del(10)], [table, del(20)])
     committed(result.loser)
     assert.deepEqual(await liveIds(table), idsOf(ALL, [10, 20]))
     assert.deepEqual(await dvCards(table), [2])
     const after = (await liveFiles(table))[0]!
-    assert.equal(after.path, before.path)
-    assert.equal(after.baseRowId, before.baseRowId)
+    assert.equal(after.path, file.path)
+    assert.equal(after.baseRowId, file.baseRowId)
+    before.delete('10')
+    before.delete('20')
+    assert.deepEqual(await rowIds(), before, 'every surviving row keeps its stable row id')
   })
 
   it('RLC-18 change data feed: reconciled disjoint DELETEs each emit one delete at their own version', async () => {
