@@ -102,6 +102,42 @@ describe('durations', () => {
   })
 })
 
+describe('race with store latency and conflict retries', () => {
+  it('passes both to the race configuration, and refuses malformed values before racing', async () => {
+    const loc = join(dir, 'race-latency')
+    const r = await cli([
+      'race',
+      loc,
+      '--writers',
+      'delete=1',
+      '--ops-per-writer',
+      '1',
+      '--rows',
+      '100',
+      '--store-latency',
+      '5ms',
+      '--conflict-retries',
+      '3',
+      '--json',
+    ])
+    assert.equal(r.code, 0, r.stderr)
+    const report = JSON.parse(r.stdout) as {
+      runs: Array<{ config: { storeLatencyMs?: number; conflictRetries?: number } }>
+    }
+    assert.equal(report.runs[0]?.config.storeLatencyMs, 5)
+    assert.equal(report.runs[0]?.config.conflictRetries, 3)
+    for (const bad of [
+      ['--conflict-retries', '-1'],
+      ['--conflict-retries', 'many'],
+      ['--store-latency', 'soon'],
+    ]) {
+      const refused = await cli(['race', join(dir, 'race-refused'), ...bad])
+      assert.equal(refused.code, 1, `${bad.join(' ')}: ${refused.stderr}`)
+      assert.match(refused.stderr, new RegExp(`${bad[0]}`))
+    }
+  })
+})
+
 describe('race flags and an existing race table', () => {
   it('races with the flag keys every command takes, then refuses to race again in the same directory', async () => {
     const loc = join(dir, 'race-flags')

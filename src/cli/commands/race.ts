@@ -73,6 +73,16 @@ export const raceCommand: Command = {
       help: 'fault rates, e.g. kill=0.02,put=0.01,read=0.01,ambiguous=0.01',
     },
     rows: { type: 'string', value: 'N', help: 'rows of the initial table (default 20000)' },
+    'store-latency': {
+      type: 'string',
+      value: 'TIME',
+      help: 'added to every store request of a writer, as an object store far away would: 20ms, 0.05',
+    },
+    'conflict-retries': {
+      type: 'string',
+      value: 'N',
+      help: 'run an operation a conflict aborted again, up to N times (default 0: it is dropped)',
+    },
     compare: { type: 'boolean', help: 'run file-level then row-level on the same workload' },
     out: { type: 'string', value: 'DIR', help: 'where events and reports go (default <dir>.race)' },
     'no-verify': { type: 'boolean', help: 'skip the verifier' },
@@ -158,6 +168,7 @@ async function raceOptions(location: string, values: OptionValues): Promise<Race
   const writers = stringOption(values, 'writers')
   const faults = stringOption(values, 'faults')
   const duration = durationOption(values, 'duration', 'race')
+  const latency = durationOption(values, 'store-latency', 'race')
   const out = stringOption(values, 'out')
   const opt = <K extends keyof RaceOptions>(key: K, value: RaceOptions[K] | undefined) =>
     value === undefined ? {} : ({ [key]: value } as Pick<RaceOptions, K>)
@@ -172,6 +183,8 @@ async function raceOptions(location: string, values: OptionValues): Promise<Race
     ...opt('opsPerWriter', integerOption(values, 'ops-per-writer', 'race')),
     ...opt('faults', faults === undefined ? undefined : usage('faults', () => parseFaultRates(faults))),
     ...opt('rows', integerOption(values, 'rows', 'race')),
+    ...opt('storeLatencyMs', latency === undefined ? undefined : latency * 1000),
+    ...opt('conflictRetries', integerOption(values, 'conflict-retries', 'race')),
     ...opt('compare', values.compare === true ? true : undefined),
     ...opt('outDir', out === undefined ? undefined : resolve(out)),
     ...opt('verify', values['no-verify'] === true ? false : undefined),
