@@ -29,7 +29,7 @@ import { parseLogBytes, readCommit, readCommitsFrom } from '../snapshot/log-read
 import type { FileMeta } from '../storage/object-store.js'
 import { appendAll } from '../util/arrays.js'
 import { mapLimit } from '../util/map-limit.js'
-import { backoffDelay, type CommitRetryPolicy } from './commit-options.js'
+import { backoffDelay, type CommitRetryPolicy, lostRaceDelay } from './commit-options.js'
 import { loadRowIdLookups } from './conflict-row-id-lookups.js'
 import { loadRowReads } from './conflict-row-reads.js'
 import { type InCommitTimestampPlan, nextInCommitTimestamp, stampActions } from './in-commit-timestamps.js'
@@ -86,7 +86,9 @@ export interface CommitLoopResult {
  * Commits a transaction with optimistic concurrency: put-if-absent of the next log version; on
  * losing the race, every winning commit since the read version is checked in order (and
  * reconciled at row level where the flags allow and it is proven), then the put is retried
- * after the last winner, with bounded exponential backoff and jitter.
+ * after the last winner at once, but for a few milliseconds of jitter (the check itself spaced
+ * the attempts; a longer wait only lets others take the version). Storage failures are retried
+ * with bounded exponential backoff and jitter.
  *
  * A put whose outcome is unknown (an ambiguous storage error) is resolved from the log: the
  * commit carries a unique txnId, and a version holding it is this transaction's own, so the
@@ -237,7 +239,7 @@ async function commitLoop(req: CommitLoopRequest, uncertainty: CommitUncertainty
       appendAll(reconciliations, result.reconciliations)
       attemptVersion = v + 1n
     }
-    await sleep(backoffDelay(req.retry, attempts, random()), signal)
+    await sleep(lostRaceDelay(req.retry, random()), signal)
   }
 }
 
