@@ -5,9 +5,12 @@
  * set (T and key in K_L) or N_1 or ... or N_k (see `case6-merge-read-set.ts`).
  *
  * Tiers, each one-way safe (8.4): a shape gate (anything it does not recognise keeps the
- * file-level answer, with the reason); the statistics of each changed file, against the key
- * filter and the NOT MATCHED BY SOURCE conditions; then the rows of the surviving files, read
- * through the data plane filtered by the same predicates, each key probed in K_L. With row
+ * file-level answer, with the reason); the winner's change sketch, when it names the same key
+ * columns and none of its tuples is in K_L (`change-sketch.ts`: then nothing is read); the
+ * statistics of each changed file, against the key filter and the NOT MATCHED BY SOURCE
+ * conditions; then the rows of the surviving files, read through the data plane filtered by the
+ * same predicates (of a deletion-vector update, only the rows its new vector takes out), each key
+ * probed in K_L. With row
  * tracking enabled and the winner tagged `delta.rowTracking.preserved=true` (M-S5), a row the
  * winner only copied (stable id and commit version preserved, the same key, its source row
  * removed by the same commit) is not a change, so a copy-on-write winner reconciles; otherwise
