@@ -67,6 +67,10 @@ function setup(run: RaceRunReport): string {
     `seed ${c.seed}`,
     `${(c.durationMs / 1000).toFixed(0)} s per run`,
     faults === '' ? 'no faults' : `faults ${faults}`,
+    ...(c.storeLatencyMs === undefined ? [] : [`${c.storeLatencyMs} ms added per store request`]),
+    ...(c.conflictRetries === undefined
+      ? []
+      : [`aborted operations run again up to ${c.conflictRetries} times`]),
   ].join(', ')
 }
 

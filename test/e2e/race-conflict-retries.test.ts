@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, it } from 'node:test'
 import { InvalidArgumentError } from '../../src/errors/index.js'
-import { type AttemptEvent, readEvents, runRace } from '../../src/race/index.js'
+import { type AttemptEvent, readEvents, renderTerminalReport, runRace } from '../../src/race/index.js'
 import { resolveRaceConfig } from '../../src/race/options.js'
 
 const RETRIES = 20
@@ -50,6 +50,10 @@ describe('race with conflict retries', () => {
         if (tries.length > 1) retried++
       }
       assert.ok(retried > 0, 'some operation lost a race and ran again')
+      assert.match(
+        renderTerminalReport(report).replace(/\s+/g, ' '),
+        /aborted operations run again up to 20 times/,
+      )
     } finally {
       await rm(root, { recursive: true, force: true })
     }

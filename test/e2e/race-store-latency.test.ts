@@ -12,7 +12,13 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, it } from 'node:test'
 import { InvalidArgumentError } from '../../src/errors/index.js'
-import { type AttemptEvent, type RunEvent, readEvents, runRace } from '../../src/race/index.js'
+import {
+  type AttemptEvent,
+  type RunEvent,
+  readEvents,
+  renderTerminalReport,
+  runRace,
+} from '../../src/race/index.js'
 import { resolveRaceConfig } from '../../src/race/options.js'
 
 const LATENCY_MS = 100
@@ -36,6 +42,7 @@ describe('race with added store latency', () => {
       assert.deepEqual(run.crashes, [])
       const events = await readEvents(run.eventsPath)
       assert.equal((events[0] as RunEvent).config.storeLatencyMs, LATENCY_MS)
+      assert.match(renderTerminalReport(report).replace(/\s+/g, ' '), /100 ms added per store request/)
       const committed = events.filter(
         (e): e is AttemptEvent => e.type === 'attempt' && e.outcome === 'committed',
       )
