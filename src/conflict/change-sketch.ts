@@ -55,13 +55,15 @@ export function changeSketchValue(sketch: ChangeSketch): Readonly<Record<string,
  * Reads the sketch of a commit.
  *
  * @param commitInfo - the commit's `commitInfo`, if any
- * @returns the sketch; undefined when absent, of another format, malformed, or holding more
- *   tuples than {@link MAX_SKETCH_KEYS} (the caller then reads the rows)
+ * @returns the sketch; undefined when absent, on a commit that is not a MERGE (only a MERGE
+ *   writes one), of another format, malformed, or holding more tuples than
+ *   {@link MAX_SKETCH_KEYS} (the caller then reads the rows)
  */
 export function readChangeSketch(
   commitInfo: Readonly<Record<string, unknown>> | undefined,
 ): ChangeSketch | undefined {
-  const raw = commitInfo?.[CHANGE_SKETCH_FIELD]
+  if (commitInfo?.operation !== 'MERGE') return undefined
+  const raw = commitInfo[CHANGE_SKETCH_FIELD]
   if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) return undefined
   const { format, columns, keys } = raw as Record<string, unknown>
   if (format !== CHANGE_SKETCH_FORMAT) return undefined

@@ -23,7 +23,9 @@ const valid = (): Record<string, unknown> => ({
 describe('change sketch', () => {
   it('reads back what it writes, through JSON', () => {
     const written = changeSketchValue({ columns: COLUMNS, keys: ['1:11:x', '1:21:y'] })
-    const read = readChangeSketch(JSON.parse(JSON.stringify({ [CHANGE_SKETCH_FIELD]: written })))
+    const read = readChangeSketch(
+      JSON.parse(JSON.stringify({ operation: 'MERGE', [CHANGE_SKETCH_FIELD]: written })),
+    )
     assert.deepEqual(read, { columns: COLUMNS, keys: ['1:11:x', '1:21:y'] })
   })
 
@@ -49,12 +51,16 @@ describe('change sketch', () => {
   ]
   for (const [name, value] of malformed) {
     it(`ignores a sketch that is ${name}`, () => {
-      assert.equal(readChangeSketch({ [CHANGE_SKETCH_FIELD]: value }), undefined)
+      assert.equal(readChangeSketch({ operation: 'MERGE', [CHANGE_SKETCH_FIELD]: value }), undefined)
     })
   }
 
-  it('ignores a commit without commitInfo', () => {
+  it('ignores a commit without commitInfo, and a sketch on a commit that is not a MERGE', () => {
     assert.equal(readChangeSketch(undefined), undefined)
+    const sketch = changeSketchValue({ columns: COLUMNS, keys: [] })
+    assert.notEqual(readChangeSketch({ operation: 'MERGE', [CHANGE_SKETCH_FIELD]: sketch }), undefined)
+    assert.equal(readChangeSketch({ operation: 'DELETE', [CHANGE_SKETCH_FIELD]: sketch }), undefined)
+    assert.equal(readChangeSketch({ [CHANGE_SKETCH_FIELD]: sketch }), undefined)
   })
 
   it('compares key columns by position, name and type', () => {
