@@ -1,5 +1,5 @@
 import { ONLY_DELETED_BY_MAX_ROWS, type ReadRow, type RowReadRequest } from '../conflict/fetched-facts.js'
-import type { RoaringBitmapArray } from '../dv/roaring-bitmap-array.js'
+import { RoaringBitmapArray } from '../dv/roaring-bitmap-array.js'
 import {
   type ColumnSpec,
   type DataFileRef,
@@ -91,9 +91,11 @@ async function readRows(
     const after = await loadDv(req.onlyDeletedBy)
     // Rows that came back are changes this read would not show.
     if (live !== undefined && !live.isSubsetOf(after)) return undefined
-    const taken = (live === undefined ? after : after.difference(live)).toArray()
-    if (taken.length === 0) return Object.freeze([])
-    deletedRows = complement(taken, Number(rowCount))
+    const taken = live === undefined ? after : after.difference(live)
+    if (taken.isEmpty) return Object.freeze([])
+    // Every other row is hidden. A taken position at or past the count (statistics that
+    // undercount the file) still reads, and positions the file lacks hide nothing.
+    deletedRows = RoaringBitmapArray.fromRange(0, rowCount).difference(taken).toArray()
   }
   const stable = req.ids === 'stable'
   if (stable && (req.file.baseRowId === undefined || req.file.defaultRowCommitVersion === undefined)) {
@@ -131,20 +133,4 @@ async function readRows(
     }
   }
   return Object.freeze(rows)
-}
-
-/**
- * Every position below `count` but those of `kept` (sorted, ascending): the rows to hide so that
- * a read returns exactly the kept ones. A kept position at or past `count` (statistics that
- * undercount the file) is still returned, and positions the file lacks hide nothing.
- */
-function complement(kept: readonly number[], count: number): number[] {
-  const out: number[] = []
-  let next = 0
-  for (const p of kept) {
-    for (let q = next; q < p && q < count; q++) out.push(q)
-    next = p + 1
-  }
-  for (let q = next; q < count; q++) out.push(q)
-  return out
 }
