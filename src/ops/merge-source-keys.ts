@@ -136,22 +136,36 @@ function build(
     exact ??= exactPredicate(keys, columns, all)
     return exact
   }
-  const ranges = conjunction(
-    keys.map((k, i) => {
-      let min = all[0]![i]!
-      let max = min
-      for (const t of all) {
-        const v = t[i]!
-        if (compareValues(v, min) < 0) min = v
-        if (compareValues(v, max) > 0) max = v
-      }
-      return between(columns[i]!, literalOf(min, k.targetType), literalOf(max, k.targetType))
-    }),
-  )
+  // The ranges are the pre-filter past the threshold, and otherwise built only when asked for
+  // (the row reads of Case 6 above a few hundred keys).
+  let ranges: Expression | undefined
+  const rangesOf = (): Expression => {
+    ranges ??= conjunction(
+      keys.map((k, i) => {
+        let min = all[0]![i]!
+        let max = min
+        for (const t of all) {
+          const v = t[i]!
+          if (compareValues(v, min) < 0) min = v
+          if (compareValues(v, max) > 0) max = v
+        }
+        return between(columns[i]!, literalOf(min, k.targetType), literalOf(max, k.targetType))
+      }),
+    )
+    return ranges
+  }
   if (all.length <= inSetThreshold) {
     if (keys.length === 1) {
       const preFilter = exactOf()
-      return Object.freeze({ preFilter, exact: preFilter, kind: 'inSet', distinctKeys: all.length, ranges })
+      return Object.freeze({
+        preFilter,
+        exact: preFilter,
+        kind: 'inSet',
+        distinctKeys: all.length,
+        get ranges() {
+          return rangesOf()
+        },
+      })
     }
     const preFilter = conjunction(
       keys.map((k, i) => {
@@ -170,17 +184,20 @@ function build(
       },
       kind: 'inSet',
       distinctKeys: all.length,
-      ranges,
+      get ranges() {
+        return rangesOf()
+      },
     })
   }
+  const preFilter = rangesOf()
   return Object.freeze({
-    preFilter: ranges,
+    preFilter,
     get exact() {
       return exactOf()
     },
     kind: 'range',
     distinctKeys: all.length,
-    ranges,
+    ranges: preFilter,
   })
 }
 
@@ -256,13 +273,19 @@ const ROW_READ_IN_SET_MAX = 256
  *
  * @param plan - the planned MERGE: keys, source columns, target-only conjuncts, clauses
  * @param rows - the source rows the MERGE joins
- * @param options - the key-set cap and the IN-set threshold of the key filter
+ * @param options - the key-set cap, the IN-set threshold of the key filter, and the source-key
+ *   predicate when already built
  * @returns the read set, or undefined
  */
 export function captureMergeReadSet(
   plan: Pick<MergePlan, 'keys' | 'sourceColumns' | 'targetOnly' | 'whenNotMatchedBySource'>,
   rows: readonly Readonly<Record<string, unknown>>[],
-  options: { readonly maxExact: number; readonly inSetThreshold: number },
+  options: {
+    readonly maxExact: number
+    readonly inSetThreshold: number
+    /** The source-key predicate when the caller built it already (same rows and threshold). */
+    readonly sourceKeys?: SourceKeyPredicate | undefined
+  },
 ): MergeReadSet | undefined {
   const { keys } = plan
   if (keys.length === 0) return undefined
@@ -282,7 +305,8 @@ export function captureMergeReadSet(
   }
   // The source-key filter exists for the types it compares exactly; T alone over-approximates
   // the rest (decimal keys), and the checker probes the exact set.
-  const pre = sourceKeyPredicate(keys, rows, options.inSetThreshold)
+  const pre =
+    'sourceKeys' in options ? options.sourceKeys : sourceKeyPredicate(keys, rows, options.inSetThreshold)
   const parts = [plan.targetOnly, pre?.preFilter].filter((e): e is Expression => e !== undefined)
   const rowPre = pre === undefined || pre.distinctKeys <= ROW_READ_IN_SET_MAX ? pre?.preFilter : pre.ranges
   const rowParts = [plan.targetOnly, rowPre].filter((e): e is Expression => e !== undefined)

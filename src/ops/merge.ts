@@ -289,19 +289,25 @@ function readTargetFiles(
 ): { readonly files: ReturnType<typeof pruneFiles>['files']; readonly mergeRead: MergeReadSet | undefined } {
   const snap = ctx.snapshot
   const all = snap.activeFiles()
+  const bySource = plan.whenNotMatchedBySource.length > 0
+  // One pass over the source rows for the pruning below and the Case 6 read set.
+  const keys =
+    !bySource || ctx.flags.mergeRowLevelConflicts
+      ? sourceKeyPredicate(plan.keys, sourceRows, ctx.flags.mergeSourceKeyInSetThreshold)
+      : undefined
   // Case 6: the rows read, as the checker tests a winner's changed rows against them.
   const mergeRead = ctx.flags.mergeRowLevelConflicts
     ? captureMergeReadSet(plan, sourceRows, {
         maxExact: ctx.flags.mergeRowLevelMaxExactKeys,
         inSetThreshold: ctx.flags.mergeSourceKeyInSetThreshold,
+        sourceKeys: keys,
       })
     : undefined
-  if (plan.whenNotMatchedBySource.length > 0) {
+  if (bySource) {
     // Every target row may be acted on: no source-key predicate, everything is read.
     ctx.recordRead(all, undefined, { mergeRead })
     return { files: all, mergeRead }
   }
-  const keys = sourceKeyPredicate(plan.keys, sourceRows, ctx.flags.mergeSourceKeyInSetThreshold)
   const parts = [plan.targetOnly, keys?.preFilter].filter((e): e is Expression => e !== undefined)
   const prune = parts.length === 0 ? undefined : conjunction(parts)
   const { files } = pruneFiles(snap, all, prune)
