@@ -356,10 +356,11 @@ function takenBy(
   post: AddFile,
 ): { readonly file: AddFile; readonly dv: DeletionVectorDescriptor } | undefined {
   if (post.deletionVector === undefined) return undefined
-  const stats = parseStats(pre.stats)?.numRecords !== undefined ? pre.stats : post.stats
-  const rows = parseStats(stats)?.numRecords
+  const own = parseStats(pre.stats)?.numRecords
+  const rows = own ?? parseStats(post.stats)?.numRecords
   if (rows === undefined || rows > BigInt(ONLY_DELETED_BY_MAX_ROWS)) return undefined
-  return { file: stats === pre.stats ? pre : Object.freeze({ ...pre, stats }), dv: post.deletionVector }
+  const file = own !== undefined ? pre : Object.freeze({ ...pre, stats: post.stats })
+  return { file, dv: post.deletionVector }
 }
 
 function readsOf(
