@@ -177,15 +177,7 @@ export abstract class RemoteStore implements ObjectStore {
 
   async *listFrom(from: string, opts?: StoreCallOptions): AsyncGenerator<FileMeta> {
     checkKey(from)
-    const signal = opts?.signal
-    signal?.throwIfAborted()
-    // Services list in their own order (UTF-16 for some emulators); the contract's is UTF-8.
-    const found: FileMeta[] = []
-    for await (const page of this.pages(dirOf(from), true, from, signal)) appendAll(found, page)
-    for (const meta of sortFrom(found, from)) {
-      signal?.throwIfAborted()
-      yield meta
-    }
+    yield* this.#listLevel(dirOf(from), from, opts?.signal)
   }
 
   async *listRecursive(prefix: string, opts?: StoreCallOptions): AsyncGenerator<FileMeta> {
@@ -209,12 +201,23 @@ export abstract class RemoteStore implements ObjectStore {
    */
   protected async *listByPrefix(prefix: string, opts?: StoreCallOptions): AsyncGenerator<FileMeta> {
     checkKey(prefix)
-    const signal = opts?.signal
+    yield* this.#listLevel(prefix, undefined, opts?.signal)
+  }
+
+  /**
+   * One level of the names that start with `start`, from `from` on when given (else from
+   * `start`), in UTF-8 order.
+   */
+  async *#listLevel(
+    start: string,
+    from: string | undefined,
+    signal: AbortSignal | undefined,
+  ): AsyncGenerator<FileMeta> {
     signal?.throwIfAborted()
     // Services list in their own order (UTF-16 for some emulators); the contract's is UTF-8.
     const found: FileMeta[] = []
-    for await (const page of this.pages(prefix, true, undefined, signal)) appendAll(found, page)
-    for (const meta of sortFrom(found, prefix)) {
+    for await (const page of this.pages(start, true, from, signal)) appendAll(found, page)
+    for (const meta of sortFrom(found, from ?? start)) {
       signal?.throwIfAborted()
       yield meta
     }
