@@ -66,7 +66,7 @@ export function reconciliation(
   winner: { readonly version: Version; readonly operation: string | undefined },
   detail: ReconciliationDetail,
 ): Reconciliation {
-  const d: { files?: readonly string[]; rows?: number; changeSketch?: true } = {}
+  const d: { -readonly [K in keyof ReconciliationDetail]: ReconciliationDetail[K] } = {}
   if (detail.files !== undefined) d.files = Object.freeze([...detail.files])
   if (detail.rows !== undefined) d.rows = detail.rows
   if (detail.changeSketch === true) d.changeSketch = true
