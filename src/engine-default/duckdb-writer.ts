@@ -427,9 +427,12 @@ export class DuckDbWriter implements DataWriter {
       return await fn(job)
     } catch (err) {
       await job?.undoUploads()
-      throw dataPlaneError(err, { what, signal })
+      throw dataPlaneError(err, { what, signal, closed: this.#duck.closed })
     } finally {
-      await job?.close()
+      // Removing the scratch directory can fail too (no descriptor left): never as a raw error.
+      await job?.close().catch((err: unknown) => {
+        throw dataPlaneError(err, { what, signal, closed: this.#duck.closed })
+      })
     }
   }
 }

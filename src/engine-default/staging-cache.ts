@@ -23,6 +23,7 @@ import { createHash, randomUUID } from 'node:crypto'
 import { copyFile, link, mkdir, readdir, rename, rm, stat, unlink, utimes, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
+import { fileDescriptorsExhausted } from '../errors/exhausted-resources.js'
 import { InvalidArgumentError, isDeltaError, StorageError } from '../errors/index.js'
 import type { FileMeta, ObjectStore } from '../storage/object-store.js'
 import { mapLimit } from '../util/map-limit.js'
@@ -456,11 +457,13 @@ function cacheError(err: unknown, dir: string): unknown {
   // Only the file system's own errors are the cache directory's; anything else is a bug.
   if (dataPlaneFailureKind(err) === 'internal') return dataPlaneError(err, { what: 'staging' })
   const code = errno(err)
+  if (code === 'EMFILE' || code === 'ENFILE')
+    return fileDescriptorsExhausted(code, `use the staging cache in ${dir}`, err)
   const message = err instanceof Error ? err.message : String(err)
   return new StorageError(`The staging cache in ${dir} failed: ${message}`, {
     path: dir,
     cause: err,
-    retryable: code === 'EBUSY' || code === 'EMFILE' || code === 'ENFILE',
+    retryable: code === 'EBUSY',
     hint:
       code === 'ENOSPC'
         ? 'The disk is full: lower cacheMaxBytes, point cacheDir at a larger disk, or free space.'
