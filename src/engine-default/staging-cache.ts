@@ -20,11 +20,12 @@
  * process are never evicted; pins and temp files of processes that died are swept on first use.
  */
 import { createHash, randomUUID } from 'node:crypto'
-import { copyFile, link, mkdir, readdir, rename, rm, stat, unlink, utimes, writeFile } from 'node:fs/promises'
+import { copyFile, link, readdir, rename, rm, stat, unlink, utimes, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { fileDescriptorsExhausted } from '../errors/exhausted-resources.js'
 import { InvalidArgumentError, isDeltaError, StorageError } from '../errors/index.js'
+import { makeDirectories } from '../storage/make-directories.js'
 import type { FileMeta, ObjectStore } from '../storage/object-store.js'
 import { mapLimit } from '../util/map-limit.js'
 import { dataPlaneError, dataPlaneFailureKind } from './duckdb-errors.js'
@@ -195,7 +196,7 @@ class DirState {
   }
 
   async ensureDirs(): Promise<void> {
-    for (const d of [this.objects, this.pins, this.tmp]) await mkdir(d, { recursive: true, mode: 0o700 })
+    for (const d of [this.objects, this.pins, this.tmp]) await makeDirectories(d, 0o700)
   }
 
   use(name: string): void {
