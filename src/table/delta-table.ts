@@ -60,6 +60,7 @@ import {
   checkUpdateOptions,
   checkVacuumOptions,
   checkWhere,
+  checkWritableDepth,
 } from './arguments.js'
 import { type CreateOptions, createTable } from './create-table.js'
 import { withDatesAsDays } from './input-rows.js'
@@ -347,6 +348,7 @@ export class DeltaTable {
         return
       }
       checkWriteMode(options)
+      checkWritableDepth(txn.snapshot.schema)
       const { recordBatchesOf, recordBatchToRows } = convert as NonNullable<typeof convert>
       // The first batch is read ahead: its Arrow schema declares the types a schema mode evolves
       // the table schema to.
@@ -416,6 +418,7 @@ export class DeltaTable {
     checkAppendFileOptions(options)
     const signal = options.signal
     return this.#stageAndCommit(signal, async (txn) => {
+      checkWritableDepth(txn.snapshot.schema)
       await stageInputFiles(txn, list, options, signal)
     })
   }
