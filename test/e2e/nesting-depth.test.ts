@@ -11,6 +11,7 @@ import { after, before, describe, it } from 'node:test'
 import { InvalidArgumentError } from '../../src/errors/index.js'
 import { MAX_TYPE_DEPTH, parseDdlSchema, serializeSchema } from '../../src/protocol/schema.js'
 import { DeltaTable } from '../../src/table/delta-table.js'
+import { runCliInProcess } from '../helpers/cli-in-process.js'
 
 let root: string
 before(async () => {
@@ -131,5 +132,12 @@ describe('nested types', () => {
     } finally {
       await reopened.close()
     }
+  })
+
+  it("the CLI's --help states the nesting and value size limits", async () => {
+    const help = await runCliInProcess(['--help'])
+    assert.equal(help.code, 0)
+    assert.match(help.stdout, new RegExp(`nest at most ${MAX_TYPE_DEPTH} levels`))
+    assert.match(help.stdout, /at most 256 MiB/)
   })
 })
