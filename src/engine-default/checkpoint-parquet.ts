@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import { mkdir, readFile, rm, writeFile } from 'node:fs/promises'
+import { readFile, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import {
   type DuckDBConnection,
@@ -16,6 +16,7 @@ import type {
 } from '../engine/engine.js'
 import { InvalidTableError, isDeltaError, StorageError } from '../errors/index.js'
 import { ACTION_KINDS } from '../protocol/actions.js'
+import { makeDirectories } from '../storage/make-directories.js'
 import type { ObjectStore } from '../storage/object-store.js'
 import { appendAll } from '../util/arrays.js'
 import {
@@ -331,7 +332,7 @@ export class DuckDbParquetHandler implements ParquetHandler {
     jsonLines: readonly string[],
     opts?: CheckpointWriteOptions,
   ): Promise<number> {
-    await mkdir(this.#scratchDir, { recursive: true })
+    await makeDirectories(this.#scratchDir)
     const id = randomUUID()
     const jsonPath = join(this.#scratchDir, scratchEntryName(`${id}.checkpoint.json`))
     const parquetPath = join(this.#scratchDir, scratchEntryName(`${id}.checkpoint.parquet`))

@@ -34,6 +34,7 @@ import { defineLiveRows, liveRowCounts, ROW_COMMIT_VERSION_COL, ROW_ID_COL } fro
 import { ChunkAppender } from './duckdb-row-appender.js'
 import {
   type DuckDbRuntime,
+  endAndClose,
   FILE_COL,
   ROW_COL,
   type StreamFailure,
@@ -104,7 +105,7 @@ export class DuckDbDataPlane implements DataPlane {
       }
       if (batch.length > 0) yield batch
     } catch (err) {
-      throw wrap(err, 'scan', request, prepared.paths)
+      throw wrap(this.#duck.closed, err, 'scan', request, prepared.paths)
     } finally {
       await prepared.release()
     }
@@ -126,7 +127,7 @@ export class DuckDbDataPlane implements DataPlane {
       }
       if (batcher.length > 0) yield batcher.take()
     } catch (err) {
-      throw wrap(err, 'scan', request, prepared.paths)
+      throw wrap(this.#duck.closed, err, 'scan', request, prepared.paths)
     } finally {
       await prepared.release()
     }
@@ -139,7 +140,7 @@ export class DuckDbDataPlane implements DataPlane {
       const r = await prepared.con.runAndReadAll(`SELECT count(*) ${prepared.fromWhere}`)
       return Number(r.getRows()[0]?.[0] ?? 0)
     } catch (err) {
-      throw wrap(err, 'count', request, prepared.paths)
+      throw wrap(this.#duck.closed, err, 'count', request, prepared.paths)
     } finally {
       await prepared.release()
     }
@@ -221,7 +222,7 @@ export class DuckDbDataPlane implements DataPlane {
         })
       })
     } catch (err) {
-      throw wrap(err, 'predicate evaluation', request, prepared.paths)
+      throw wrap(this.#duck.closed, err, 'predicate evaluation', request, prepared.paths)
     } finally {
       await prepared.release()
     }
@@ -278,7 +279,7 @@ export class DuckDbDataPlane implements DataPlane {
         nullRows: Number(nulls.getRows()[0]?.[0] ?? 0),
       })
     } catch (err) {
-      throw wrap(err, 'row-id lookup', request, prepared.paths)
+      throw wrap(this.#duck.closed, err, 'row-id lookup', request, prepared.paths)
     } finally {
       await prepared.release()
     }
@@ -319,22 +320,27 @@ export class DuckDbDataPlane implements DataPlane {
         })
       const where = request.predicate ? ` WHERE coalesce((${render(request.predicate)}), false)` : ''
       const opened = con
+      // Held on the runtime: a scan its caller stops iterating, and never returns, still lets its
+      // stream, connection and staged files go when the table closes.
+      const release = this.#duck.hold(async (byClose) => {
+        if (byClose) await endAndClose(opened)
+        else opened.closeSync()
+        await Promise.all(staged.map((s) => s.release()))
+      })
       return {
         con: opened,
         paths,
         fromWhere: `${from}${where}`,
         columnSql,
         render,
-        release: async () => {
-          opened.closeSync()
-          await Promise.all(staged.map((s) => s.release()))
-        },
+        release,
       }
     } catch (err) {
       con?.closeSync()
       await Promise.all(staged.map((s) => s.release()))
       // Preparing reads the files' schemas and loads positions: no predicate is evaluated yet.
       throw wrap(
+        this.#duck.closed,
         err,
         'scan preparation',
         { signal: request.signal },
@@ -419,12 +425,13 @@ function uniqueColumns(cols: readonly ColumnSpec[]): ColumnSpec[] {
 
 /** A failure as the library error that says whose it is: the caller's predicate's, a file's, a bug. */
 function wrap(
+  closed: boolean,
   err: unknown,
   what: string,
   request: Pick<ScanRequest, 'predicate' | 'signal'>,
   paths: readonly string[],
 ): unknown {
-  return dataPlaneError(err, { what, predicate: request.predicate, signal: request.signal, paths })
+  return dataPlaneError(err, { what, predicate: request.predicate, signal: request.signal, paths, closed })
 }
 
 /**

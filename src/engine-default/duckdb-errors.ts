@@ -1,9 +1,11 @@
+import { fileDescriptorsExhausted } from '../errors/exhausted-resources.js'
 import {
   InternalError,
   InvalidArgumentError,
   InvalidPredicateError,
   isDeltaError,
   StorageError,
+  TableClosedError,
 } from '../errors/index.js'
 import type { Expression } from '../expressions/ast.js'
 import { toSql } from '../expressions/to-sql.js'
@@ -122,6 +124,11 @@ export interface DataPlaneErrorContext {
   readonly paths?: readonly string[] | undefined
   /** Said after DuckDB's message, e.g. how far a streamed query got. */
   readonly note?: string | undefined
+  /**
+   * Whether the engine was closed: a step still running then fails because its connection or
+   * stream was taken away, whatever the error it meets says.
+   */
+  readonly closed?: boolean | undefined
 }
 
 /**
@@ -139,10 +146,20 @@ export interface DataPlaneErrorContext {
  * @returns the error to throw
  */
 export function dataPlaneError(err: unknown, context: DataPlaneErrorContext): unknown {
-  if (isDeltaError(err) || (err instanceof Error && err.name === 'AbortError')) return err
+  if (err instanceof Error && err.name === 'AbortError') return err
   if (context.signal?.aborted && err === context.signal.reason) return err
+  // Whatever a step cut off by the close met (a lost connection, a stream that ended), the close
+  // is the cause.
+  if (context.closed === true && !(err instanceof TableClosedError)) {
+    return new TableClosedError(`The data ${context.what} was cut off: the table (its engine) was closed`, {
+      cause: err,
+    })
+  }
+  if (isDeltaError(err)) return err
   const message = err instanceof Error ? err.message : String(err)
   const first = `${message.split('\n')[0] ?? message}${context.note === undefined ? '' : ` (${context.note})`}`
+  const exhausted = descriptorErrno(err)
+  if (exhausted !== undefined) return fileDescriptorsExhausted(exhausted, `run the data ${context.what}`, err)
   let kind = dataPlaneFailureKind(err)
   if (kind === 'query' && namesAFile(first, context.paths)) kind = 'io'
   switch (kind) {
@@ -191,6 +208,20 @@ export function dataPlaneError(err: unknown, context: DataPlaneErrorContext): un
       })
     }
   }
+}
+
+/**
+ * `EMFILE` or `ENFILE` when `err` says that no file descriptor was left: Node's system error
+ * carries the code, DuckDB's IO error only the system's text.
+ */
+function descriptorErrno(err: unknown): 'EMFILE' | 'ENFILE' | undefined {
+  const code = (err as { code?: unknown } | null)?.code
+  if (code === 'EMFILE' || code === 'ENFILE') return code
+  if (duckDbErrorType(err) !== 'IO') return undefined
+  const message = (err as Error).message
+  if (/too many open files in system/i.test(message)) return 'ENFILE'
+  if (/too many open files/i.test(message)) return 'EMFILE'
+  return undefined
 }
 
 /** Whether DuckDB's message is about a data file rather than a value. */

@@ -1,8 +1,9 @@
-import { mkdir, mkdtemp, rm } from 'node:fs/promises'
+import { mkdtemp, rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { DuckDBConnection } from '@duckdb/node-api'
 import type { ColumnSpec, DataFileRef } from '../engine/data-plane.js'
 import { isDeltaError, StorageError } from '../errors/index.js'
+import { makeDirectories } from '../storage/make-directories.js'
 import type { ObjectStore } from '../storage/object-store.js'
 import { defineLiveRows } from './duckdb-live-rows.js'
 import { sqlIdent } from './duckdb-runtime.js'
@@ -64,7 +65,7 @@ export async function createLiveRowsView(
     deletionMasks: `${name}__deletion_masks`,
   }
   const scratchRoot = defaultScratchDir()
-  await mkdir(scratchRoot, { recursive: true })
+  await makeDirectories(scratchRoot)
   const scratch = await mkdtemp(join(scratchRoot, scratchEntryName('sql-')))
   const staged: StagedFile[] = []
   const release = async (): Promise<void> => {

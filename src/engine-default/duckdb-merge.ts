@@ -89,6 +89,7 @@ export class DuckDbMergeExecutor implements MergeExecutor {
       throw dataPlaneError(err, {
         what: 'merge',
         signal: request.signal,
+        closed: this.#duck.closed,
         paths: staged.map((s) => s.path),
       })
     } finally {

@@ -484,6 +484,8 @@ function toFloating(value: unknown, type: 'float' | 'double', at: ValuePosition,
 
 function toText(value: unknown, at: ValuePosition, path: string): string {
   if (typeof value !== 'string') return fail(at, path, 'a string', value)
+  // Three bytes per UTF-16 unit at most: only a string that may be over the limit is measured.
+  if (value.length * 3 > MAX_VALUE_BYTES) checkValueSize(Buffer.byteLength(value, 'utf8'), at, path, 'string')
   // UTF-8 cannot encode a lone surrogate: crossing into DuckDB would silently turn it into
   // U+FFFD, so the stored string would differ from the one given.
   const lone = LONE_SURROGATE.exec(value)
@@ -508,7 +510,27 @@ const LONE_SURROGATE = /\p{Cs}/u
 
 function toBinary(value: unknown, at: ValuePosition, path: string): Uint8Array {
   if (!(value instanceof Uint8Array)) return fail(at, path, 'binary (a Uint8Array)', value)
+  checkValueSize(value.byteLength, at, path, 'binary value')
   return value
+}
+
+/**
+ * The largest string (in UTF-8 bytes) or binary value one cell takes. The write path holds a
+ * value a few times over (the row, DuckDB's vector and table, the Parquet page, the statistics
+ * DuckDB returns), and V8 strings end at about 512 MiB: a bound well inside both keeps a large
+ * value an error the caller can act on, not an out-of-memory crash.
+ */
+export const MAX_VALUE_BYTES = 256 * 2 ** 20
+
+function checkValueSize(bytes: number, at: ValuePosition, path: string, what: string): void {
+  if (bytes <= MAX_VALUE_BYTES) return
+  throw new InvalidArgumentError(
+    `Row ${at.row}, column '${path}': the ${what} is ${bytes} bytes, over the limit of ${MAX_VALUE_BYTES} bytes (256 MiB) for one value`,
+    {
+      argument: 'rows',
+      hint: 'Store values that large as files next to the table and keep their paths in the column, or split them over several rows.',
+    },
+  )
 }
 
 function toDays(value: unknown, at: ValuePosition, path: string): number {

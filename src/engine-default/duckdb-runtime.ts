@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto'
-import { mkdir } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import {
@@ -8,8 +7,9 @@ import {
   DuckDBInstance,
   ResultReturnType,
 } from '@duckdb/node-api'
-import { InvalidArgumentError, StorageError } from '../errors/index.js'
+import { InvalidArgumentError, StorageError, TableClosedError } from '../errors/index.js'
 import { duckDbString } from '../expressions/render-duckdb.js'
+import { makeDirectories } from '../storage/make-directories.js'
 import { scratchEntryName } from './scratch-dir.js'
 
 /** Settings of a {@link DuckDbRuntime}'s database. */
@@ -28,21 +28,41 @@ export interface DuckDbRuntimeOptions {
 /**
  * One embedded DuckDB database for an engine, created on first use by
  * {@link createDuckDbInstance} (which owns the instance settings).
+ *
+ * The runtime keeps what is open on it: {@link DuckDbRuntime.hold} registers the release of a
+ * read that a caller may abandon (a scan iterated part-way and never finished), so that
+ * {@link DuckDbRuntime.close} lets go of every connection, DuckDB stream and staged file still
+ * held, not only of the database.
  */
 export class DuckDbRuntime {
   readonly #options: DuckDbRuntimeOptions
   #instance: Promise<DuckDBInstance> | undefined
   #closed = false
+  /** Releases registered by {@link DuckDbRuntime.hold} and not yet run. */
+  readonly #held = new Set<() => Promise<void>>()
 
   /** @param options - threads, memory limit, and where the database spills */
   constructor(options: DuckDbRuntimeOptions = {}) {
     this.#options = options
   }
 
-  /** A new connection; close it with `closeSync()` when done. */
+  /** Whether {@link DuckDbRuntime.close} has run: nothing can be started on it any more. */
+  get closed(): boolean {
+    return this.#closed
+  }
+
+  /**
+   * A new connection; close it with `closeSync()` when done.
+   *
+   * @throws {TableClosedError} once the runtime is closed
+   */
   async connect(): Promise<DuckDBConnection> {
+    if (this.#closed) throw closedError('open a DuckDB connection')
     this.#instance ??= this.#create()
-    return (await this.#instance).connect()
+    const instance = await this.#instance
+    // close() may have run while the instance was being created.
+    if (this.#closed) throw closedError('open a DuckDB connection')
+    return instance.connect()
   }
 
   async #create(): Promise<DuckDBInstance> {
@@ -50,7 +70,7 @@ export class DuckDbRuntime {
     let tempDirectory: string | undefined
     if (scratchDir !== undefined) {
       // DuckDB creates the spill directory itself, but not its parent.
-      await mkdir(scratchDir, { recursive: true })
+      await makeDirectories(scratchDir)
       tempDirectory = join(scratchDir, scratchEntryName(`duckdb-spill-${randomUUID()}`))
     }
     return createDuckDbInstance({ threads, memoryLimit, tempDirectory })
@@ -59,19 +79,80 @@ export class DuckDbRuntime {
   /** Runs `fn` with a fresh connection and closes it afterwards. */
   async withConnection<T>(fn: (con: DuckDBConnection) => Promise<T>): Promise<T> {
     const con = await this.connect()
+    const release = this.hold(async (byClose) => (byClose ? endAndClose(con) : con.closeSync()))
     try {
       return await fn(con)
     } finally {
-      con.closeSync()
+      await release()
     }
   }
 
-  /** Releases the database. Idempotent. */
+  /**
+   * Registers the release of something open on this database (a connection with its stream, the
+   * files a read staged) so that {@link DuckDbRuntime.close} runs it if its owner did not.
+   *
+   * @param release - lets the resources go; run at most once, with `byClose` true when
+   *   {@link DuckDbRuntime.close} runs it (the owner may still be part-way: a query may run)
+   * @returns the release for the owner to call when done: idempotent, and it unregisters
+   */
+  hold(release: (byClose: boolean) => Promise<void> | void): () => Promise<void> {
+    let done: Promise<void> | undefined
+    const run = (byClose: boolean): Promise<void> => {
+      this.#held.delete(onClose)
+      done ??= (async () => release(byClose))()
+      return done
+    }
+    const onClose = (): Promise<void> => run(true)
+    this.#held.add(onClose)
+    return () => run(false)
+  }
+
+  /**
+   * Releases the database and everything still held on it (see {@link DuckDbRuntime.hold}):
+   * open streams are ended, their connections closed and their staged files let go. Idempotent.
+   */
   async close(): Promise<void> {
-    if (this.#closed || this.#instance === undefined) return
+    if (this.#closed) return
     this.#closed = true
-    const inst = await this.#instance
-    inst.closeSync()
+    await Promise.allSettled([...this.#held].map((release) => release()))
+    if (this.#instance === undefined) return
+    const inst = await this.#instance.catch(() => undefined)
+    inst?.closeSync()
+  }
+}
+
+/** The error of a use of a closed runtime. */
+function closedError(what: string): TableClosedError {
+  return new TableClosedError(`Cannot ${what}: the table (its engine) was closed`)
+}
+
+/**
+ * Ends whatever query `con` still runs, then closes it. A streamed result left part-way keeps its
+ * query, with the files it has open and its buffers, alive until the result is garbage
+ * collected, even after the connection is closed (the Node bindings offer no way to destroy a
+ * result); starting any other statement on the connection makes DuckDB end that query first.
+ *
+ * @param con - the connection; closed on return, whatever happened
+ */
+export async function endAndClose(con: DuckDBConnection): Promise<void> {
+  try {
+    await endActiveQuery(con)
+  } finally {
+    con.closeSync()
+  }
+}
+
+/**
+ * Makes DuckDB end the query `con` runs, if any (see {@link endAndClose}); a connection that is
+ * closed or broken has nothing left to end.
+ *
+ * @param con - the connection
+ */
+export async function endActiveQuery(con: DuckDBConnection): Promise<void> {
+  try {
+    await con.run('SELECT 1')
+  } catch {
+    // Closed or failed: its query, if any, is gone with it.
   }
 }
 
@@ -199,6 +280,12 @@ export interface ResultStream {
    * @throws {StorageError} when the stream failed part-way and no `onFailure` was given
    */
   chunks(): AsyncGenerator<DuckDBDataChunk, void, undefined>
+  /**
+   * Ends the query when its chunks were not read to the end (an abandoned stream keeps the files
+   * it reads open, and its buffers, until garbage collection); a no-op after the last chunk.
+   * {@link ResultStream.chunks} does it when its loop is left early. Idempotent.
+   */
+  close(): Promise<void>
 }
 
 /**
@@ -224,23 +311,39 @@ export async function openStream(
 ): Promise<ResultStream> {
   options.signal?.throwIfAborted()
   const result = await con.stream(sql)
+  let ended = false
+  const close = async (): Promise<void> => {
+    if (ended) return
+    ended = true
+    await endActiveQuery(con)
+  }
   return {
     columnNames: result.columnNames(),
+    close,
     async *chunks() {
       let rowsRead = 0
       let failure: StreamFailure | undefined
-      for (;;) {
-        options.signal?.throwIfAborted()
-        let chunk: DuckDBDataChunk | null
-        try {
-          chunk = await result.fetchChunk()
-        } catch (err) {
-          failure = { rowsRead, detail: firstLineOf(err), cause: err }
-          break
+      try {
+        for (;;) {
+          options.signal?.throwIfAborted()
+          let chunk: DuckDBDataChunk | null
+          try {
+            chunk = await result.fetchChunk()
+          } catch (err) {
+            failure = { rowsRead, detail: firstLineOf(err), cause: err }
+            break
+          }
+          if (chunk === null || chunk.rowCount === 0) {
+            // DuckDB has ended the query itself.
+            ended = true
+            break
+          }
+          rowsRead += chunk.rowCount
+          yield chunk
         }
-        if (chunk === null || chunk.rowCount === 0) break
-        rowsRead += chunk.rowCount
-        yield chunk
+      } finally {
+        // Left early: a break in the caller's loop, an abort, a throw while a chunk was handled.
+        if (!ended && failure === undefined) await close()
       }
       if (failure === undefined && result.returnType !== ResultReturnType.INVALID) return
       failure ??= await diagnoseStream(con, sql, rowsRead)

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises'
+import { mkdtemp, readFile, rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import {
   BIGINT,
@@ -29,6 +29,7 @@ import type { Expression } from '../expressions/ast.js'
 import { renderDuckDbSql } from '../expressions/render-duckdb.js'
 import { encodeAddPath, partitionDirectory, serializePartitionValue } from '../protocol/partition-values.js'
 import type { DataType } from '../protocol/schema.js'
+import { makeDirectories } from '../storage/make-directories.js'
 import type { ObjectStore } from '../storage/object-store.js'
 import { appendLiveEndedMasks, MASK_POSITION_LIMIT } from './duckdb-deletion-mask.js'
 import { dataPlaneError, dataPlaneFailureKind } from './duckdb-errors.js'
@@ -416,7 +417,7 @@ export class DuckDbWriter implements DataWriter {
     signal?.throwIfAborted()
     let job: WriteJob | undefined
     try {
-      await mkdir(this.#scratchDir, { recursive: true })
+      await makeDirectories(this.#scratchDir)
       const dir = await mkdtemp(join(this.#scratchDir, scratchEntryName('write-')))
       const con = await this.#duck.connect().catch(async (err: unknown) => {
         await rm(dir, { recursive: true, force: true })
@@ -427,9 +428,12 @@ export class DuckDbWriter implements DataWriter {
       return await fn(job)
     } catch (err) {
       await job?.undoUploads()
-      throw dataPlaneError(err, { what, signal })
+      throw dataPlaneError(err, { what, signal, closed: this.#duck.closed })
     } finally {
-      await job?.close()
+      // Removing the scratch directory can fail too (no descriptor left): never as a raw error.
+      await job?.close().catch((err: unknown) => {
+        throw dataPlaneError(err, { what, signal, closed: this.#duck.closed })
+      })
     }
   }
 }

@@ -155,8 +155,8 @@ export function fileStatsJson(
  * @returns the prefix (the value itself when short enough)
  */
 export function truncateMinString(s: string, prefixLength = STRING_PREFIX_LENGTH): string {
-  const cps = Array.from(s)
-  return cps.length <= prefixLength ? s : cps.slice(0, prefixLength).join('')
+  const end = codePointsEnd(s, 0, prefixLength)
+  return end >= s.length ? s : s.slice(0, end)
 }
 
 /**
@@ -170,16 +170,34 @@ export function truncateMinString(s: string, prefixLength = STRING_PREFIX_LENGTH
  * @returns the bound, or undefined when no bound of bounded length exists (the stat is omitted)
  */
 export function truncateMaxString(s: string, prefixLength = STRING_PREFIX_LENGTH): string | undefined {
-  const cps = Array.from(s)
-  if (cps.length <= prefixLength) return s
+  let at = codePointsEnd(s, 0, prefixLength)
   for (let len = prefixLength; len <= 2 * prefixLength; len++) {
-    if (len >= cps.length) return s
-    const next = (cps[len] as string).codePointAt(0) as number
-    if (next === UNICODE_MAX) continue
-    const tieBreaker = String.fromCodePoint(next < ASCII_MAX ? ASCII_MAX : UNICODE_MAX)
-    return cps.slice(0, len).join('') + tieBreaker
+    if (at >= s.length) return s
+    const next = s.codePointAt(at) as number
+    if (next !== UNICODE_MAX) {
+      const tieBreaker = String.fromCodePoint(next < ASCII_MAX ? ASCII_MAX : UNICODE_MAX)
+      return s.slice(0, at) + tieBreaker
+    }
+    // U+10FFFF is a surrogate pair.
+    at += 2
   }
   return undefined
+}
+
+/**
+ * The UTF-16 index `count` code points after `from`, or `s.length` when fewer are left. Code
+ * points as `Array.from` splits them: a surrogate pair is one, a lone surrogate one too. Only
+ * the prefix is walked, so a 200 MB value costs as much as a short one.
+ */
+function codePointsEnd(s: string, from: number, count: number): number {
+  let at = from
+  for (let k = 0; k < count && at < s.length; k++) {
+    const unit = s.charCodeAt(at)
+    const pair =
+      unit >= 0xd800 && unit <= 0xdbff && at + 1 < s.length && (s.charCodeAt(at + 1) & 0xfc00) === 0xdc00
+    at += pair ? 2 : 1
+  }
+  return at
 }
 
 /**

@@ -20,10 +20,12 @@
  * process are never evicted; pins and temp files of processes that died are swept on first use.
  */
 import { createHash, randomUUID } from 'node:crypto'
-import { copyFile, link, mkdir, readdir, rename, rm, stat, unlink, utimes, writeFile } from 'node:fs/promises'
+import { copyFile, link, readdir, rename, rm, stat, unlink, utimes, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
+import { fileDescriptorsExhausted } from '../errors/exhausted-resources.js'
 import { InvalidArgumentError, isDeltaError, StorageError } from '../errors/index.js'
+import { makeDirectories } from '../storage/make-directories.js'
 import type { FileMeta, ObjectStore } from '../storage/object-store.js'
 import { mapLimit } from '../util/map-limit.js'
 import { dataPlaneError, dataPlaneFailureKind } from './duckdb-errors.js'
@@ -194,7 +196,7 @@ class DirState {
   }
 
   async ensureDirs(): Promise<void> {
-    for (const d of [this.objects, this.pins, this.tmp]) await mkdir(d, { recursive: true, mode: 0o700 })
+    for (const d of [this.objects, this.pins, this.tmp]) await makeDirectories(d, 0o700)
   }
 
   use(name: string): void {
@@ -456,11 +458,13 @@ function cacheError(err: unknown, dir: string): unknown {
   // Only the file system's own errors are the cache directory's; anything else is a bug.
   if (dataPlaneFailureKind(err) === 'internal') return dataPlaneError(err, { what: 'staging' })
   const code = errno(err)
+  if (code === 'EMFILE' || code === 'ENFILE')
+    return fileDescriptorsExhausted(code, `use the staging cache in ${dir}`, err)
   const message = err instanceof Error ? err.message : String(err)
   return new StorageError(`The staging cache in ${dir} failed: ${message}`, {
     path: dir,
     cause: err,
-    retryable: code === 'EBUSY' || code === 'EMFILE' || code === 'ENFILE',
+    retryable: code === 'EBUSY',
     hint:
       code === 'ENOSPC'
         ? 'The disk is full: lower cacheMaxBytes, point cacheDir at a larger disk, or free space.'

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto'
-import { mkdir, rm, writeFile } from 'node:fs/promises'
+import { rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { DuckDBConnection } from '@duckdb/node-api'
+import { makeDirectories } from '../storage/make-directories.js'
 import type { ObjectStore } from '../storage/object-store.js'
 import { mapLimit } from '../util/map-limit.js'
 import type { DuckDbRuntime } from './duckdb-runtime.js'
@@ -72,7 +73,7 @@ export async function stageForRead(
   const cache = (store as CachedStore)[CACHE] ?? defaultCache
   if (cache.maxBytes > 0) return cache.acquire(store, key, signal)
   const bytes = await store.read(key, undefined, { signal })
-  await mkdir(scratchDir, { recursive: true })
+  await makeDirectories(scratchDir)
   // DuckDB expands glob characters in paths: keep the name to safe characters.
   const name = key.slice(key.lastIndexOf('/') + 1).replace(/[^A-Za-z0-9._-]/g, '_')
   const path = join(scratchDir, scratchEntryName(`${randomUUID()}-${name}`))

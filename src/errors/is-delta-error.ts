@@ -33,12 +33,18 @@ import type {
 } from './constraint-errors.js'
 import { DeltaError } from './delta-error.js'
 import type { RowIdAssignmentWithoutStatsError, RowTrackingNotEnabledError } from './row-tracking-errors.js'
-import type { FileAlreadyExistsError, FileNotFoundError, StorageError } from './storage-errors.js'
+import type {
+  FileAlreadyExistsError,
+  FileNotFoundError,
+  ResourceExhaustedError,
+  StorageError,
+} from './storage-errors.js'
 import type {
   InvalidDeletionVectorError,
   InvalidPredicateError,
   InvalidTableError,
   TableAlreadyExistsError,
+  TableClosedError,
   TableNotFoundError,
   UnsupportedProtocolVersionError,
   UnsupportedTableFeatureError,
@@ -63,8 +69,10 @@ export type AnyDeltaError =
   | FileNotFoundError
   | FileAlreadyExistsError
   | StorageError
+  | ResourceExhaustedError
   | TableNotFoundError
   | TableAlreadyExistsError
+  | TableClosedError
   | InvalidTableError
   | UnsupportedProtocolVersionError
   | UnsupportedTableFeatureError

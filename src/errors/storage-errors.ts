@@ -45,3 +45,28 @@ export class StorageError extends DeltaError {
     this.ambiguous = options?.ambiguous ?? false
   }
 }
+
+/** Which limit of the process or the machine a {@link ResourceExhaustedError} hit. */
+export type ExhaustedResource = 'file-descriptors'
+
+/**
+ * The process or the machine ran out of a resource (EMFILE, ENFILE: no file descriptor left).
+ * Never retried: repeating the call fails the same way until something is released. Usually
+ * something in the process holds files open, such as scans iterated part-way and never finished
+ * (break out of a `for await` loop, or call `table.close()`), or the descriptor limit is low.
+ */
+export class ResourceExhaustedError extends DeltaError {
+  readonly code = 'DELTA_RESOURCE_EXHAUSTED'
+  readonly resource: ExhaustedResource
+  /** The system's error code (`EMFILE`, `ENFILE`), when there is one. */
+  readonly errno: string | undefined
+  constructor(
+    resource: ExhaustedResource,
+    message: string,
+    options?: { errno?: string; cause?: unknown; hint?: string },
+  ) {
+    super(message, options)
+    this.resource = resource
+    this.errno = options?.errno
+  }
+}

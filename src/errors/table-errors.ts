@@ -13,6 +13,20 @@ export class TableNotFoundError extends DeltaError {
   }
 }
 
+/**
+ * A method of a table (or of a scan, transaction or engine it handed out) was called after
+ * `close()`, or the call was still running when the table was closed.
+ */
+export class TableClosedError extends DeltaError {
+  readonly code = 'DELTA_TABLE_CLOSED'
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, {
+      ...options,
+      hint: 'Open the table again (DeltaTable.open), and close it only once every call on it has finished.',
+    })
+  }
+}
+
 /** `create` found a table already there and `ifExists` was `'error'`. */
 export class TableAlreadyExistsError extends DeltaError {
   readonly code = 'DELTA_TABLE_ALREADY_EXISTS'

@@ -494,11 +494,43 @@ function tokenize(src: string, fail: (pos: number, problem: string) => never): T
 }
 
 /**
- * The deepest nesting of struct, array and map types a DDL schema may have. The parser and every
- * walk over a schema recurse per level; a struct level takes three levels of the schema's JSON,
- * so this also keeps the written schema far inside the log's JSON depth limit.
+ * The deepest nesting of struct, array and map types a schema given by a caller (DDL or object)
+ * may have, and so of a value appended: {@link MAX_TYPE_DEPTH}. The parser and every walk over a
+ * schema recurse per level; a struct level takes three levels of the schema's JSON, so this also
+ * keeps the written schema far inside the log's JSON depth limit.
  */
-export const MAX_DDL_TYPE_DEPTH = 100
+export const MAX_DDL_TYPE_DEPTH = 64
+
+/**
+ * The deepest nesting of struct, array and map types delta-rlc creates or appends to (each such
+ * type is one level: `struct<a: array<int>>` is 2). DuckDB's Parquet reader slows down about
+ * twofold with each nested list or map level, so a bound keeps every read of the table finite.
+ */
+export const MAX_TYPE_DEPTH = MAX_DDL_TYPE_DEPTH
+
+/**
+ * How deep struct, array and map types nest in `type`, counted up to `limit + 1` at most (so a
+ * hostile schema costs no more than the limit). Iterative: safe on any depth.
+ *
+ * @param type - a field type or a whole schema
+ * @param limit - the depth past which counting stops
+ * @returns the depth (0 for a primitive type), at most `limit + 1`
+ */
+export function typeDepth(type: DataType, limit = MAX_TYPE_DEPTH): number {
+  let deepest = 0
+  const stack: { t: DataType; d: number }[] = [{ t: type, d: 0 }]
+  while (stack.length > 0) {
+    const { t, d } = stack.pop() as { t: DataType; d: number }
+    if (typeof t === 'string') continue
+    const depth = d + 1
+    if (depth > deepest) deepest = depth
+    if (deepest > limit) return deepest
+    if (t.type === 'struct') for (const f of t.fields) stack.push({ t: f.type, d: depth })
+    else if (t.type === 'array') stack.push({ t: t.elementType, d: depth })
+    else stack.push({ t: t.keyType, d: depth }, { t: t.valueType, d: depth })
+  }
+  return deepest
+}
 
 class DdlParser {
   #i = 0

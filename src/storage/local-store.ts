@@ -10,6 +10,7 @@ import { randomBytes } from 'node:crypto'
 import type { Dirent, Stats } from 'node:fs'
 import fs from 'node:fs/promises'
 import path from 'node:path'
+import { fileDescriptorsExhausted } from '../errors/exhausted-resources.js'
 import {
   FileAlreadyExistsError,
   FileNotFoundError,
@@ -18,6 +19,7 @@ import {
   UnsupportedError,
 } from '../errors/index.js'
 import { checkData, checkDirectoryKey, checkKey, checkObjectKey, checkRange, dirOf } from './keys.js'
+import { makeDirectories } from './make-directories.js'
 import type { ByteRange, FileMeta, ObjectStore, PutOptions, StoreCallOptions } from './object-store.js'
 
 /** Errno codes after which repeating the same call may succeed. */
@@ -25,8 +27,6 @@ const RETRYABLE_CODES: ReadonlySet<string> = new Set([
   'EAGAIN',
   'EBUSY',
   'EINTR',
-  'EMFILE',
-  'ENFILE',
   'ETIMEDOUT',
   'ECONNRESET',
   'ESTALE',
@@ -394,7 +394,7 @@ class LocalStore implements ObjectStore {
 
   async #mkdirs(dir: string, key: string): Promise<void> {
     try {
-      await fs.mkdir(dir, { recursive: true })
+      await makeDirectories(dir)
     } catch (err) {
       throw storageError(err, `create the parent directory of '${key}' at`, dir)
     }
@@ -511,6 +511,8 @@ function isAbortError(err: unknown): boolean {
 function storageError(err: unknown, action: string, file: string): unknown {
   if (isAbortError(err)) return err
   const code = errnoOf(err)
+  // Out of descriptors: repeating the call only fails again until something is closed.
+  if (code === 'EMFILE' || code === 'ENFILE') return fileDescriptorsExhausted(code, `${action} ${file}`, err)
   const retryable = code !== undefined && RETRYABLE_CODES.has(code)
   const detail = err instanceof Error ? err.message : String(err)
   return new StorageError(`Could not ${action} ${file}: ${detail}`, {

@@ -41,6 +41,7 @@ import type { OverwriteOptions } from '../ops/overwrite.js'
 import type { RestoreOptions } from '../ops/restore.js'
 import type { UpdateOptions } from '../ops/update.js'
 import type { VacuumOptions } from '../ops/vacuum.js'
+import { MAX_TYPE_DEPTH, type StructType, typeDepth } from '../protocol/schema.js'
 import type { ScanOptions } from '../scan/table-scan.js'
 import type { LoadSnapshotOptions } from '../snapshot/load-snapshot.js'
 import type { OpenStoreOptions } from '../storage/index.js'
@@ -356,7 +357,58 @@ export function checkScanOptions(value: unknown, timeTravel = false): void {
 export function checkRows(value: unknown, argument: string): void {
   if (!Array.isArray(value)) fail(argument, 'an array of row objects', value)
   for (let i = 0; i < value.length; i++) {
-    if (!isPlainObject(value[i])) fail(`${argument}[${i}]`, 'a row object (column name to value)', value[i])
+    const row: unknown = value[i]
+    if (!isPlainObject(row)) fail(`${argument}[${i}]`, 'a row object (column name to value)', row)
+    for (const column in row) {
+      const v = (row as Record<string, unknown>)[column]
+      if (v !== null && typeof v === 'object') checkValueDepth(v, argument, i, column)
+    }
+  }
+}
+
+/**
+ * Refuses a value nested deeper than {@link MAX_TYPE_DEPTH} levels of arrays, maps and objects
+ * (a value of a `struct`, `array` or `map` column). Iterative, and it stops at the limit, so a
+ * hostile value costs no more than a legal one.
+ */
+function checkValueDepth(value: object, argument: string, row: number, column: string): void {
+  const stack: { v: unknown; d: number }[] = [{ v: value, d: 0 }]
+  while (stack.length > 0) {
+    const { v, d } = stack.pop() as { v: unknown; d: number }
+    if (v === null || typeof v !== 'object' || v instanceof Uint8Array || v instanceof Date) continue
+    const depth = d + 1
+    if (depth > MAX_TYPE_DEPTH) {
+      throw new InvalidArgumentError(
+        `Row ${row}, column '${column}': the value nests arrays, maps or objects more than ${MAX_TYPE_DEPTH} levels deep`,
+        {
+          argument,
+          hint: `Values and types nest at most ${MAX_TYPE_DEPTH} levels (struct, array and map each count one): flatten the value, or store the deep part as JSON text.`,
+        },
+      )
+    }
+    const children = Array.isArray(v) ? v : v instanceof Map ? [...v.keys(), ...v.values()] : Object.values(v)
+    for (const c of children) if (c !== null && typeof c === 'object') stack.push({ v: c, d: depth })
+  }
+}
+
+/**
+ * Refuses to write into a table whose schema nests deeper than {@link MAX_TYPE_DEPTH} (written by
+ * another engine: delta-rlc creates none).
+ *
+ * @param schema - the table's schema
+ * @throws {InvalidArgumentError} naming the limit
+ */
+export function checkWritableDepth(schema: StructType): void {
+  for (const f of schema.fields) {
+    if (typeDepth(f.type) > MAX_TYPE_DEPTH) {
+      throw new InvalidArgumentError(
+        `Column '${f.name}' nests struct, array and map types more than ${MAX_TYPE_DEPTH} levels deep: delta-rlc does not write to it`,
+        {
+          argument: 'schema',
+          hint: `Types nest at most ${MAX_TYPE_DEPTH} levels (struct, array and map each count one); write to this table with the engine that created it.`,
+        },
+      )
+    }
   }
 }
 

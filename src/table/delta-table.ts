@@ -2,7 +2,12 @@ import type { ArrowInput } from '../arrow/arrow-to-rows.js'
 import { type ConflictFlags, parseConflictFlags } from '../conflict/flags.js'
 import type { Engine } from '../engine/engine.js'
 import { createDefaultEngine, type DefaultEngineOptions } from '../engine-default/default-engine.js'
-import { ConcurrentModificationError, InvalidArgumentError, isDeltaError } from '../errors/index.js'
+import {
+  ConcurrentModificationError,
+  InvalidArgumentError,
+  isDeltaError,
+  TableClosedError,
+} from '../errors/index.js'
 import type { Expression } from '../expressions/ast.js'
 import { type AppendOptions, checkWriteMode } from '../ops/append.js'
 import { buildBatchAppend } from '../ops/append-batches.js'
@@ -55,6 +60,7 @@ import {
   checkUpdateOptions,
   checkVacuumOptions,
   checkWhere,
+  checkWritableDepth,
 } from './arguments.js'
 import { type CreateOptions, createTable } from './create-table.js'
 import { withDatesAsDays } from './input-rows.js'
@@ -172,6 +178,8 @@ export class DeltaTable {
    * content: the next advance takes it as read.
    */
   #own: KnownCommit | undefined
+  /** Set by {@link DeltaTable.close}: every method refuses from then on. */
+  #closed = false
 
   private constructor(location: string, engine: Engine, ownsEngine: boolean, options: OpenOptions) {
     this.location = location
@@ -248,6 +256,7 @@ export class DeltaTable {
    * @throws {VersionNotFoundError} when that version or timestamp is not in the log
    */
   async snapshot(options: LoadSnapshotOptions = {}): Promise<Snapshot> {
+    this.#checkOpen('snapshot')
     checkSnapshotOptions(options)
     return loadSnapshot(this.engine, this.location, options)
   }
@@ -261,6 +270,7 @@ export class DeltaTable {
    * @throws {UnsupportedTableFeatureError} when the table needs a writer feature delta-rlc lacks
    */
   async begin(options: BeginOptions = {}): Promise<Transaction> {
+    this.#checkOpen('begin')
     checkBeginOptions(options)
     return this.#begin(options, this.conflicts)
   }
@@ -321,6 +331,7 @@ export class DeltaTable {
     rows: readonly Readonly<Record<string, unknown>>[] | ArrowInput,
     options: AppendOptions = {},
   ): Promise<CommitResult> {
+    this.#checkOpen('append')
     // Arrow is loaded only for input that may be Arrow: importing it costs every process about
     // 0.2 s at start.
     const convert = mayBeArrowInput(rows) ? await import('../arrow/arrow-to-rows.js') : undefined
@@ -337,6 +348,7 @@ export class DeltaTable {
         return
       }
       checkWriteMode(options)
+      checkWritableDepth(txn.snapshot.schema)
       const { recordBatchesOf, recordBatchToRows } = convert as NonNullable<typeof convert>
       // The first batch is read ahead: its Arrow schema declares the types a schema mode evolves
       // the table schema to.
@@ -400,11 +412,13 @@ export class DeltaTable {
     paths: string | readonly string[],
     options: AppendFileOptions = {},
   ): Promise<CommitResult> {
+    this.#checkOpen('appendFile')
     const list = typeof paths === 'string' ? [paths] : paths
     checkInputPaths(list)
     checkAppendFileOptions(options)
     const signal = options.signal
     return this.#stageAndCommit(signal, async (txn) => {
+      checkWritableDepth(txn.snapshot.schema)
       await stageInputFiles(txn, list, options, signal)
     })
   }
@@ -418,6 +432,7 @@ export class DeltaTable {
    * @throws {InvalidPredicateError} when it does not parse
    */
   async delete(where?: string | Expression, options: StopOptions = {}): Promise<CommitResult> {
+    this.#checkOpen('delete')
     checkWhere(where, 'where')
     checkDeleteOptions(options)
     const signal = stopSignalOf(options, 'options')
@@ -437,6 +452,7 @@ export class DeltaTable {
    *   UPDATE wrote are deleted again
    */
   async update(options: UpdateOptions & StopOptions): Promise<CommitResult> {
+    this.#checkOpen('update')
     checkUpdateOptions(options, true)
     const signal = stopSignalOf(options, 'options')
     return this.#stageAndCommit(signal, async (txn) => {
@@ -460,6 +476,7 @@ export class DeltaTable {
     sourceRows: readonly Readonly<Record<string, unknown>>[],
     options: MergeOptions & StopOptions,
   ): Promise<CommitResult> {
+    this.#checkOpen('merge')
     checkRows(sourceRows, 'sourceRows')
     checkMergeOptions(options, true)
     const signal = stopSignalOf(options, 'options')
@@ -482,6 +499,7 @@ export class DeltaTable {
    * @throws {ConcurrentModificationError} when a conflict cannot be retried
    */
   async optimize(options: OptimizeOptions & StopOptions = {}): Promise<CommitResult> {
+    this.#checkOpen('optimize')
     checkOptimizeOptions(options, true)
     const signal = stopSignalOf(options, 'options')
     const { txn, staged } = await this.#stageUnder(signal, (t) =>
@@ -535,6 +553,7 @@ export class DeltaTable {
    * @throws {ConcurrentModificationError} when a concurrent commit changed the table
    */
   async restore(options: RestoreOptions): Promise<CommitResult> {
+    this.#checkOpen('restore')
     checkRestoreOptions(options)
     const { signal, ...selector } = options
     return this.#stageAndCommit(signal, async (txn) => {
@@ -553,6 +572,7 @@ export class DeltaTable {
    *   `enforceRetentionDuration: false`
    */
   async vacuum(options: VacuumOptions = {}): Promise<VacuumResult> {
+    this.#checkOpen('vacuum')
     checkVacuumOptions(options)
     const snap = await this.snapshot({ signal: options.signal })
     return vacuumTable(this.engine, snap, options)
@@ -563,6 +583,7 @@ export class DeltaTable {
    * there is none yet, or when the advance fails, so a damaged log reports as a load would).
    */
   async #latestSnapshot(signal: AbortSignal | undefined): Promise<Snapshot> {
+    this.#checkOpen('alter')
     const kept = this.#latest
     let snap: Snapshot
     if (kept === undefined) {
@@ -649,6 +670,7 @@ export class DeltaTable {
    * @returns the scan
    */
   scan(options: ScanOptions & LoadSnapshotOptions = {}): TableScan {
+    this.#checkOpen('scan')
     checkScanOptions(options, true)
     const { version, timestamp, ...rest } = options
     return new TableScan(
@@ -679,6 +701,7 @@ export class DeltaTable {
    * @throws {ChangeDataFileNotFoundError} when a file it needs was vacuumed
    */
   changes(options: ChangesOptions): TableChanges {
+    this.#checkOpen('changes')
     return new TableChanges(
       this.engine,
       (version) =>
@@ -697,6 +720,7 @@ export class DeltaTable {
    * @param options - `limit`: at most this many entries
    */
   async history(options: HistoryOptions = {}): Promise<HistoryEntry[]> {
+    this.#checkOpen('history')
     checkHistoryOptions(options)
     const signal = options.signal
     // The latest version's metadata says whether, and from which version, commits carry
@@ -728,6 +752,7 @@ export class DeltaTable {
    * @returns what was written
    */
   async checkpoint(options: CheckpointOptions = {}): Promise<CheckpointResult> {
+    this.#checkOpen('checkpoint')
     checkCheckpointOptions(options)
     const snap = await this.snapshot(options.version === undefined ? {} : { version: options.version })
     return writeCheckpoint(this.engine, snap)
@@ -747,6 +772,7 @@ export class DeltaTable {
    * @throws {InvalidArgumentError} when `delta.logRetentionDuration` is not an interval
    */
   async cleanupMetadata(options: CleanupMetadataOptions = {}): Promise<LogCleanupResult> {
+    this.#checkOpen('cleanupMetadata')
     checkCleanupMetadataOptions(options)
     const snap = await this.snapshot({ signal: options.signal })
     return cleanUpExpiredLogs(this.engine, snap, { dryRun: options.dryRun, signal: options.signal })
@@ -766,6 +792,7 @@ export class DeltaTable {
    * @throws {StorageError} when an existence check fails for another reason than a missing object
    */
   async fsck(options: FsckOptions = {}): Promise<FsckResult> {
+    this.#checkOpen('fsck')
     checkFsckOptions(options)
     const { signal } = options
     if (options.repair !== true) {
@@ -791,9 +818,23 @@ export class DeltaTable {
     }
   }
 
-  /** Releases the engine's resources when the table created it. Idempotent. */
+  /**
+   * Closes the table. Every method called afterwards, and every scan, change feed or alter of it
+   * used afterwards, fails with `TableClosedError`. When the table created its engine, the
+   * engine's resources are released too, including those of scans still open (iterated part-way
+   * and never finished): their streams end, and iterating them further fails with
+   * `TableClosedError`. Idempotent.
+   */
   async close(): Promise<void> {
+    this.#closed = true
     if (this.#ownsEngine) await this.engine.close()
+  }
+
+  /** @throws {TableClosedError} once {@link DeltaTable.close} has run */
+  #checkOpen(method: string): void {
+    if (this.#closed) {
+      throw new TableClosedError(`Cannot call ${method}() on the table at ${this.location}: it was closed`)
+    }
   }
 }
 

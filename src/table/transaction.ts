@@ -27,6 +27,7 @@ import {
   checkStagedActions,
   checkUpdateOptions,
   checkWhere,
+  checkWritableDepth,
 } from './arguments.js'
 
 /**
@@ -132,6 +133,7 @@ export class Transaction extends TransactionCore {
   ): Promise<Readonly<Record<string, number>>> {
     checkRows(rows, 'rows')
     checkAppendOptions(options)
+    checkWritableDepth(this.snapshot.schema)
     return (await this.stage((ctx) => buildAppend(ctx, rows, options))).metrics
   }
 

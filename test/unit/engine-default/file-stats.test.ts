@@ -73,6 +73,61 @@ describe('string bounds', () => {
   })
 })
 
+/** The bounds as they were computed over `Array.from` of the whole value: the semantics kept. */
+function referenceMin(s: string, n: number): string {
+  const cps = Array.from(s)
+  return cps.length <= n ? s : cps.slice(0, n).join('')
+}
+
+function referenceMax(s: string, n: number): string | undefined {
+  const cps = Array.from(s)
+  if (cps.length <= n) return s
+  for (let len = n; len <= 2 * n; len++) {
+    if (len >= cps.length) return s
+    const next = (cps[len] as string).codePointAt(0) as number
+    if (next === 0x10ffff) continue
+    return cps.slice(0, len).join('') + String.fromCodePoint(next < 0x7f ? 0x7f : 0x10ffff)
+  }
+  return undefined
+}
+
+describe('string bounds walk only the prefix', () => {
+  // Units that make the cases that matter likely: ASCII below and at DEL, a BMP letter, both
+  // halves of a surrogate pair (so pairs, and lone surrogates, appear), and U+10FFFF.
+  const unit = fc.constantFrom('a', 'z', DEL, '\u00e9', '\ud83d', '\ude00', MAX, '\uffff')
+  const text = fc.array(unit, { maxLength: 60 }).map((units) => units.join(''))
+
+  it('give exactly the bounds of the whole-value computation, surrogates included', () => {
+    fc.assert(
+      fc.property(
+        fc.oneof(text, fc.string({ unit: 'binary', maxLength: 60 })),
+        fc.integer({ min: 1, max: 24 }),
+        (s, n) => {
+          assert.equal(truncateMinString(s, n), referenceMin(s, n))
+          assert.equal(truncateMaxString(s, n), referenceMax(s, n))
+        },
+      ),
+      { numRuns: 5000 },
+    )
+  })
+
+  it('a pair at the cut is kept whole, a lone surrogate counts as one code point', () => {
+    assert.equal(truncateMinString('ab\u{1F600}c', 3), 'ab\u{1F600}')
+    assert.equal(truncateMinString('ab\ud83dc', 3), 'ab\ud83d')
+    assert.equal(truncateMaxString('ab\ude00cd', 3), `ab\ude00${DEL}`)
+  })
+
+  it('a 64 MiB value is bounded in microseconds, not by its length', () => {
+    const big = 'x'.repeat(64 * 2 ** 20)
+    // Flattened first: V8 builds repeat() as a tree that the first read of a unit flattens.
+    assert.equal(big.charCodeAt(big.length - 1), 0x78)
+    const started = performance.now()
+    assert.equal(truncateMinString(big), 'x'.repeat(32))
+    assert.equal(truncateMaxString(big), `${'x'.repeat(32)}${DEL}`)
+    assert.ok(performance.now() - started < 50, `${performance.now() - started} ms`)
+  })
+})
+
 describe('timestamp bounds', () => {
   const cases: [string, bigint, boolean, boolean, string | undefined][] = [
     ['a minimum drops the microseconds', 1704067200123456n, false, true, '2024-01-01T00:00:00.123Z'],
