@@ -248,6 +248,15 @@ interface EarlyCheckpointRead {
   readonly settled: Promise<void>
 }
 
+/**
+ * The most parts of a multi-part checkpoint read on the hint's word, before the listing confirms
+ * them. Writers split a checkpoint into parts of millions of actions each (Spark: 5,000,000 by
+ * default), so 1,000 parts is a table of billions of files; a hint naming more is not trusted
+ * with the allocation, and the listing decides (see docs/troubleshooting.md, "Limits on hostile
+ * logs").
+ */
+export const MAX_EARLY_READ_PARTS = 1000
+
 /** Starts reading the hinted checkpoint, or `undefined` when the hint does not name its files. */
 function startHintedCheckpointRead(
   engine: Engine,
@@ -256,6 +265,9 @@ function startHintedCheckpointRead(
 ): EarlyCheckpointRead | undefined {
   // A V2 checkpoint's file name is not in the hint's version and part count.
   if (hint.v2Checkpoint !== undefined) return undefined
+  // The part count is the hint's word only, and nothing is listed yet to check it against: a
+  // count no real checkpoint has is left to the listing, which reads the parts it shows.
+  if (hint.parts !== undefined && (hint.parts < 1 || hint.parts > MAX_EARLY_READ_PARTS)) return undefined
   let keys: string[]
   try {
     keys =

@@ -1,0 +1,113 @@
+/**
+ * Opening and reading a table takes memory and time bounded by what is real, never by what a
+ * hostile log claims (docs/troubleshooting.md, "Limits on hostile logs"). Each case writes the
+ * hostile file into a real table, then opens and scans it in a child process with a 512 MiB heap,
+ * so that an unbounded read fails the test (a heap abort, or a kill at the time limit) instead
+ * of eating the machine. Each case asserts the typed error, or the fallback's true result, and
+ * the child's peak resident memory.
+ */
+import assert from 'node:assert/strict'
+import { spawn } from 'node:child_process'
+import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { after, describe, it, type TestContext } from 'node:test'
+import { fileURLToPath } from 'node:url'
+import { DeltaTable } from '../../src/table/delta-table.js'
+
+const WORKER = fileURLToPath(new URL('../helpers/hostile-read-worker.ts', import.meta.url))
+/** The child's heap limit, in MiB. */
+const HEAP_MB = 512
+/** Peak resident memory allowed to the child: its heap, DuckDB and the runtime's own. */
+const RSS_LIMIT_MB = 900
+/** Wall time allowed to the child. */
+const TIME_LIMIT_MS = 60_000
+
+const roots: string[] = []
+after(() => Promise.all(roots.map((r) => rm(r, { recursive: true, force: true }))))
+
+interface WorkerResult {
+  readonly rows?: number
+  readonly listed?: number
+  readonly version?: string
+  readonly code?: string
+  readonly message?: string
+  readonly path?: string
+  readonly untyped?: string
+  readonly maxRssMb: number
+}
+
+/** Opens, counts and scans the table in a child with a small heap. */
+function readInChild(root: string): Promise<WorkerResult & { readonly ms: number }> {
+  const started = Date.now()
+  return new Promise((resolve, reject) => {
+    const child = spawn(
+      process.execPath,
+      [`--max-old-space-size=${HEAP_MB}`, '--import', 'tsx', WORKER, root],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    )
+    const timer = setTimeout(() => child.kill('SIGKILL'), TIME_LIMIT_MS)
+    let out = ''
+    let err = ''
+    child.stdout.on('data', (d) => {
+      out += d
+    })
+    child.stderr.on('data', (d) => {
+      err += d
+    })
+    child.on('error', reject)
+    child.on('exit', (code, signal) => {
+      clearTimeout(timer)
+      const line = out.trim().split('\n').at(-1) ?? ''
+      if (code !== 0 || !line.startsWith('{')) {
+        reject(new Error(`the reader died (exit ${code}, signal ${signal}): ${err.slice(-2000)}`))
+        return
+      }
+      resolve({ ...(JSON.parse(line) as WorkerResult), ms: Date.now() - started })
+    })
+  })
+}
+
+function note(t: TestContext, what: string, r: { readonly ms: number; readonly maxRssMb: number }): void {
+  t.diagnostic(`${what}: ${r.ms} ms, peak RSS ${r.maxRssMb} MiB`)
+}
+
+/** A table of `commits` one-row appends, checkpointed every two commits. */
+async function smallTable(commits: number): Promise<string> {
+  const root = await mkdtemp(join(tmpdir(), 'delta-rlc-hostile-'))
+  roots.push(root)
+  const table = await DeltaTable.create(root, {
+    schema: 'id long',
+    properties: { 'delta.checkpointInterval': '2' },
+  })
+  try {
+    for (let i = 0; i < commits; i++) await table.append([{ id: BigInt(i) }])
+  } finally {
+    await table.close()
+  }
+  return root
+}
+
+describe('a hostile log', () => {
+  it('a _last_checkpoint naming 5*10^7 or 10^12 parts falls back to the listing', async (t) => {
+    const root = await smallTable(4)
+    const hint = join(root, '_delta_log', '_last_checkpoint')
+    // 10^12 parts was an untyped RangeError at once: it is checked in this process.
+    await writeFile(hint, JSON.stringify({ version: 4, size: 3, parts: 1e12, sizeInBytes: 1000 }))
+    const table = await DeltaTable.open(root)
+    try {
+      assert.equal((await table.snapshot()).version, 4n)
+      assert.equal(await table.scan().count(), 4)
+    } finally {
+      await table.close()
+    }
+    // 5*10^7 parts was a heap abort after 40 s: in a child with a small heap.
+    await writeFile(hint, JSON.stringify({ version: 4, size: 3, parts: 50_000_000, sizeInBytes: 1000 }))
+    const r = await readInChild(root)
+    note(t, 'parts 50000000', r)
+    assert.equal(r.untyped, undefined, r.untyped)
+    assert.equal(r.code, undefined, r.message)
+    assert.deepEqual([r.version, r.rows, r.listed], ['4', 4, 4])
+    assert.ok(r.maxRssMb < RSS_LIMIT_MB, `peak RSS ${r.maxRssMb} MiB`)
+  })
+})
