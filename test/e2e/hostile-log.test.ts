@@ -8,11 +8,12 @@
  */
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
-import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { mkdtemp, readdir, rename, rm, stat, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, describe, it, type TestContext } from 'node:test'
 import { fileURLToPath } from 'node:url'
+import { DuckDBInstance } from '@duckdb/node-api'
 import { DeltaTable } from '../../src/table/delta-table.js'
 
 const WORKER = fileURLToPath(new URL('../helpers/hostile-read-worker.ts', import.meta.url))
@@ -22,6 +23,11 @@ const HEAP_MB = 512
 const RSS_LIMIT_MB = 900
 /** Wall time allowed to the child. */
 const TIME_LIMIT_MS = 60_000
+/**
+ * Repeats of one add in the hostile checkpoint: as actions, more than the child's heap; as
+ * Parquet, about 50 KB.
+ */
+const HOSTILE_CHECKPOINT_ROWS = 2_000_000
 
 const roots: string[] = []
 after(() => Promise.all(roots.map((r) => rm(r, { recursive: true, force: true }))))
@@ -108,6 +114,44 @@ describe('a hostile log', () => {
     assert.equal(r.untyped, undefined, r.untyped)
     assert.equal(r.code, undefined, r.message)
     assert.deepEqual([r.version, r.rows, r.listed], ['4', 4, 4])
+    assert.ok(r.maxRssMb < RSS_LIMIT_MB, `peak RSS ${r.maxRssMb} MiB`)
+  })
+
+  it('a checkpoint of one add repeated 2*10^6 times, far too many rows for its bytes, is refused', async (t) => {
+    const root = await smallTable(4)
+    const log = join(root, '_delta_log')
+    const checkpoint = join(log, '00000000000000000004.checkpoint.parquet')
+    // One add of the real checkpoint, repeated, beside its protocol and metadata rows:
+    // Parquet's dictionary and run-length encodings hold the repeats in a few bytes each.
+    const db = await DuckDBInstance.create(':memory:')
+    const con = await db.connect()
+    try {
+      const src = `read_parquet('${checkpoint}')`
+      const add =
+        "{'path': add.path, 'partitionValues': add.partitionValues, 'size': add.size, " +
+        "'modificationTime': add.modificationTime, 'dataChange': false}"
+      await con.run(`CREATE TABLE one AS SELECT ${add} AS add FROM ${src} WHERE add IS NOT NULL LIMIT 1`)
+      await con.run(
+        `COPY (SELECT protocol, metaData, NULL AS add FROM ${src} WHERE add IS NULL UNION ALL BY NAME ` +
+          `SELECT one.add FROM one, range(${HOSTILE_CHECKPOINT_ROWS})) TO '${checkpoint}.tmp' (FORMAT parquet, COMPRESSION zstd)`,
+      )
+    } finally {
+      con.closeSync()
+      db.closeSync()
+    }
+    await rename(`${checkpoint}.tmp`, checkpoint)
+    const bytes = (await stat(checkpoint)).size
+    t.diagnostic(`hostile checkpoint: ${HOSTILE_CHECKPOINT_ROWS} repeats in ${bytes} bytes`)
+    // Without the commits before it, the checkpoint is the only way to the table's state.
+    for (const name of await readdir(log)) {
+      if (/^0{19}[0-3]\.json$/.test(name)) await rm(join(log, name))
+    }
+    const r = await readInChild(root)
+    note(t, 'hostile checkpoint', r)
+    assert.equal(r.untyped, undefined, r.untyped)
+    assert.equal(r.code, 'DELTA_INVALID_TABLE', r.message)
+    assert.match(r.message ?? '', /00000000000000000004\.checkpoint\.parquet/)
+    assert.match(r.message ?? '', new RegExp(`${HOSTILE_CHECKPOINT_ROWS + 2} rows in ${bytes} bytes`))
     assert.ok(r.maxRssMb < RSS_LIMIT_MB, `peak RSS ${r.maxRssMb} MiB`)
   })
 })
