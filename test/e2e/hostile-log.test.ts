@@ -8,12 +8,18 @@
  */
 import assert from 'node:assert/strict'
 import { spawn } from 'node:child_process'
-import { mkdtemp, readdir, rename, rm, stat, writeFile } from 'node:fs/promises'
+import { randomUUID } from 'node:crypto'
+import { mkdtemp, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, describe, it, type TestContext } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import { DuckDBInstance } from '@duckdb/node-api'
+import { createInlineDescriptor, initDeletionVectors, RoaringBitmapArray } from '../../src/dv/index.js'
+import { parseCommitFile, serializeCommit } from '../../src/protocol/action-json.js'
+import type { AddFile } from '../../src/protocol/actions.js'
+import { commitFileName, LOG_DIR } from '../../src/protocol/log-files.js'
+import { fileRefWithDeletions } from '../../src/scan/data-file-refs.js'
 import { DeltaTable } from '../../src/table/delta-table.js'
 
 const WORKER = fileURLToPath(new URL('../helpers/hostile-read-worker.ts', import.meta.url))
@@ -153,5 +159,58 @@ describe('a hostile log', () => {
     assert.match(r.message ?? '', /00000000000000000004\.checkpoint\.parquet/)
     assert.match(r.message ?? '', new RegExp(`${HOSTILE_CHECKPOINT_ROWS + 2} rows in ${bytes} bytes`))
     assert.ok(r.maxRssMb < RSS_LIMIT_MB, `peak RSS ${r.maxRssMb} MiB`)
+  })
+
+  it('an inline DV of 10^9 positions on a 3-row file with no row count in its stats is refused', async (t) => {
+    await initDeletionVectors()
+    const root = await mkdtemp(join(tmpdir(), 'delta-rlc-hostile-'))
+    roots.push(root)
+    const table = await DeltaTable.create(root, {
+      schema: 'id long not null',
+      properties: { 'delta.enableDeletionVectors': 'true' },
+    })
+    try {
+      await table.append([{ id: 0n }, { id: 1n }, { id: 2n }])
+    } finally {
+      await table.close()
+    }
+    const text = await readFile(join(root, LOG_DIR, commitFileName(1n)), 'utf8')
+    const add = parseCommitFile(text).flatMap((a) => ('add' in a ? [a.add] : []))[0] as AddFile
+    // Runs make 10^9 positions a small bitmap; the stats, which could give the lie away, are
+    // left out.
+    const bitmap = RoaringBitmapArray.fromRange(0, 1_000_000_000)
+    const deletionVector = createInlineDescriptor(bitmap)
+    bitmap.dispose()
+    t.diagnostic(`inline DV: ${deletionVector.pathOrInlineDv.length} characters`)
+    const { stats: _, ...withoutStats } = add
+    const now = BigInt(Date.now())
+    await writeFile(
+      join(root, LOG_DIR, commitFileName(2n)),
+      serializeCommit([
+        { commitInfo: { timestamp: now, operation: 'DELETE', txnId: randomUUID() } },
+        { remove: { path: add.path, deletionTimestamp: now, dataChange: true, size: add.size } },
+        { add: { ...withoutStats, deletionVector, dataChange: true } },
+      ]),
+    )
+    const r = await readInChild(root)
+    note(t, 'hostile DV', r)
+    assert.equal(r.untyped, undefined, r.untyped)
+    assert.equal(r.code, 'DELTA_INVALID_DELETION_VECTOR', r.message)
+    assert.ok(r.message?.includes(add.path), r.message)
+    assert.match(r.message ?? '', /deletes row position 999999999, but the file has 3 rows/)
+    assert.ok(r.maxRssMb < RSS_LIMIT_MB, `peak RSS ${r.maxRssMb} MiB`)
+  })
+
+  it('a data file reference carries its DV as a set and lists its positions only when read', async () => {
+    await initDeletionVectors()
+    const set = RoaringBitmapArray.fromSorted([1, 5, 9])
+    const ref = fileRefWithDeletions({ key: 'a.parquet', partitionValues: {} }, set)
+    assert.equal(ref.deletedRowSet, set)
+    // A data plane that only knows the list still gets every position.
+    assert.deepEqual(Array.from(ref.deletedRows ?? []), [1, 5, 9])
+    assert.deepEqual(Array.from({ ...ref }.deletedRows ?? []), [1, 5, 9])
+    const none = fileRefWithDeletions({ key: 'b.parquet', partitionValues: {} }, undefined)
+    assert.equal(none.deletedRows, undefined)
+    assert.equal(none.deletedRowSet, undefined)
   })
 })
