@@ -137,6 +137,7 @@ function reconcileZOrderForward(input: PhaseInput): PhaseOutcome {
       return refuse(src, "the tombstone's deletion vector does not contain the one the OPTIMIZE read")
     }
     let deleted: Iterable<number>
+    let fresh: RoaringBitmapArray | undefined
     if (whole !== undefined) {
       deleted = remainingRows(removed, gaps, source)
     } else {
@@ -148,17 +149,21 @@ function reconcileZOrderForward(input: PhaseInput): PhaseOutcome {
           "the winner's deletion vector does not contain the read-time one (rows were restored)",
         )
       }
-      const fresh = theirs.difference(removed)
-      deleted = fresh.toArray()
-      fresh.dispose()
+      // Iterated, never expanded: a position with no place ends the walk at once.
+      fresh = theirs.difference(removed)
+      deleted = fresh
     }
-    for (const p of deleted) {
-      const place = placeOf(p, gaps, source)
-      if (place === undefined) return refuse(src, 'a deleted row has no place in the permutation')
-      const acc = rowsByOutput.get(place.output)
-      if (acc === undefined) rowsByOutput.set(place.output, [place.row])
-      else acc.push(place.row)
-      remappedRows++
+    try {
+      for (const p of deleted) {
+        const place = placeOf(p, gaps, source)
+        if (place === undefined) return refuse(src, 'a deleted row has no place in the permutation')
+        const acc = rowsByOutput.get(place.output)
+        if (acc === undefined) rowsByOutput.set(place.output, [place.row])
+        else acc.push(place.row)
+        remappedRows++
+      }
+    } finally {
+      fresh?.dispose()
     }
   }
 

@@ -464,10 +464,12 @@ export class RoaringBitmapArray implements Iterable<number> {
    */
   *values(): IterableIterator<number> {
     this.#live()
+    // The bucket's own iterator: a bucket may hold 2^32 positions in a few runs, which as an
+    // array would take 16 GiB.
     for (let i = 0; i < this.#keys.length; i++) {
       const key = this.#keys[i]!
       const base = composeNumber(key, 0)
-      for (const low of this.#bitmaps[i]!.toUint32Array()) yield base + low
+      for (const low of this.#bitmaps[i]!) yield base + low
     }
   }
 
@@ -481,7 +483,7 @@ export class RoaringBitmapArray implements Iterable<number> {
     this.#live()
     for (let i = 0; i < this.#keys.length; i++) {
       const key = this.#keys[i]!
-      for (const low of this.#bitmaps[i]!.toUint32Array()) yield composeBigInt(key, low)
+      for (const low of this.#bitmaps[i]!) yield composeBigInt(key, low)
     }
   }
 

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import { readFile, rm, writeFile } from 'node:fs/promises'
+import { readFile, rm, stat, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import {
   type DuckDBConnection,
@@ -154,6 +154,52 @@ const ROWS_PER_SLICE = 2 ** 18
 const MAX_TEXT_BYTES = 2 ** 28
 
 /**
+ * The most rows a checkpoint or sidecar file may hold per byte of its size. Every row of a real
+ * checkpoint is a distinct action (a file's path appears once), so its rows cannot compress
+ * without bound: the densest checkpoint measured, one to seven digit paths with no statistics
+ * under zstd, holds 2.25 rows per byte, and Spark's and this library's snappy files at most 0.25.
+ * A file of one action repeated compresses to hundreds of rows per byte (10^8 rows in 216 KB) and
+ * would cost gigabytes to read: it is refused from its footer before any row is read. See
+ * docs/troubleshooting.md, "Limits on hostile logs".
+ */
+export const MAX_CHECKPOINT_ROWS_PER_BYTE = 10
+
+/**
+ * Refuses a file whose footer claims more rows than {@link MAX_CHECKPOINT_ROWS_PER_BYTE} allows
+ * for its size.
+ *
+ * @throws {InvalidTableError} `invalid-checkpoint`, naming the file, its rows and its size
+ */
+async function checkRowsFitBytes(
+  con: DuckDBConnection,
+  keys: readonly string[],
+  staged: readonly StagedFile[],
+): Promise<void> {
+  const rows = (
+    await con.runAndReadAll(
+      `SELECT file_name, num_rows FROM parquet_file_metadata([${staged.map((s) => sqlString(s.path)).join(', ')}])`,
+    )
+  ).getRows()
+  const byPath = new Map(rows.map(([name, count]) => [String(name), BigInt(count as bigint)]))
+  for (let i = 0; i < staged.length; i++) {
+    const path = (staged[i] as StagedFile).path
+    const count = byPath.get(path)
+    if (count === undefined) continue
+    const bytes = (await stat(path)).size
+    if (count <= BigInt(bytes) * BigInt(MAX_CHECKPOINT_ROWS_PER_BYTE)) continue
+    const key = keys[i] ?? path
+    throw new InvalidTableError(
+      'invalid-checkpoint',
+      `Checkpoint file ${key} claims ${count} rows in ${bytes} bytes: more than ${MAX_CHECKPOINT_ROWS_PER_BYTE} rows per byte, which no checkpoint of distinct actions reaches`,
+      {
+        path: key,
+        hint: 'The checkpoint is damaged or hostile; delete it (the JSON commits still hold the history) or restore it from a copy.',
+      },
+    )
+  }
+}
+
+/**
  * The default {@link ParquetHandler}: DuckDB reads and writes the log's Parquet files.
  */
 export class DuckDbParquetHandler implements ParquetHandler {
@@ -199,6 +245,7 @@ export class DuckDbParquetHandler implements ParquetHandler {
       await stageAllForRead(this.#store, keys, this.#scratchDir, opts?.signal, staged)
       const list = `[${staged.map((s) => sqlString(s.path)).join(', ')}]`
       await this.#duck.withConnection(async (con) => {
+        await checkRowsFitBytes(con, keys, staged)
         const source = `read_parquet(${list}, union_by_name = true)`
         // One query for every column's name and type.
         const head = await con.run(`SELECT * FROM ${source} LIMIT 0`)

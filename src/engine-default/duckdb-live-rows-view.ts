@@ -5,6 +5,7 @@ import type { ColumnSpec, DataFileRef } from '../engine/data-plane.js'
 import { isDeltaError, StorageError } from '../errors/index.js'
 import { makeDirectories } from '../storage/make-directories.js'
 import type { ObjectStore } from '../storage/object-store.js'
+import { deletedPositionsOf } from './duckdb-deletion-mask.js'
 import { defineLiveRows } from './duckdb-live-rows.js'
 import { sqlIdent } from './duckdb-runtime.js'
 import { duckType } from './duckdb-types.js'
@@ -89,7 +90,7 @@ export async function createLiveRowsView(
       staged,
     )
     let deletedRows = 0
-    for (const f of files) deletedRows += f.deletedRows?.length ?? 0
+    for (const f of files) deletedRows += deletedPositionsOf(f)?.count ?? 0
     let select: string
     if (files.length === 0) {
       const nulls = columns.map((c) => `CAST(NULL AS ${duckType(c.type)}) AS ${sqlIdent(c.name)}`)

@@ -1,7 +1,13 @@
 import type { DuckDBConnection } from '@duckdb/node-api'
 import type { DataFileRef, RowTrackingColumns } from '../engine/data-plane.js'
-import { InternalError, StorageError } from '../errors/index.js'
-import { appendLiveEndedMasks, MASK_POSITION_LIMIT } from './duckdb-deletion-mask.js'
+import { InternalError, InvalidDeletionVectorError, StorageError } from '../errors/index.js'
+import {
+  appendLiveEndedMasks,
+  type DeletedPositions,
+  deletedPositionsOf,
+  listPositions,
+  MASK_POSITION_LIMIT,
+} from './duckdb-deletion-mask.js'
 import { type PartitionLiteralColumn, partitionValueLiteral } from './duckdb-partition-literal.js'
 import { appendIndexedPositions } from './duckdb-row-appender.js'
 import { FILE_COL, ROW_COL, sqlIdent, sqlString } from './duckdb-runtime.js'
@@ -38,10 +44,10 @@ export interface LiveRowsRequest {
    * The data files (at least one): their deletion vectors and partition values, and with
    * `rowTracking` their `baseRowId` and `defaultRowCommitVersion`.
    */
-  readonly files: readonly Pick<
+  readonly files: readonly (Pick<
     DataFileRef,
-    'deletedRows' | 'partitionValues' | 'baseRowId' | 'defaultRowCommitVersion'
-  >[]
+    'deletedRows' | 'deletedRowSet' | 'partitionValues' | 'baseRowId' | 'defaultRowCommitVersion'
+  > & { readonly key?: string })[]
   /** The local path of each file, in the order of `files`. */
   readonly paths: readonly string[]
   /** The columns of the relation, in order: column `k` is named `c<k>`. */
@@ -125,11 +131,12 @@ export async function defineLiveRows(con: DuckDBConnection, request: LiveRowsReq
   const index = sqlIdent(FILE_INDEX_COL)
   const path = sqlIdent(FILE_COL)
   const partitions = columns.map((c, k) => [c, k] as const).filter(([c]) => c.isPartition)
-  const masked: { index: number; positions: ArrayLike<number> }[] = []
-  const listed: { index: number; positions: ArrayLike<number> }[] = []
-  files.forEach((f, i) => {
-    const positions = f.deletedRows
-    if (positions === undefined || positions.length === 0) return
+  const masked: { index: number; positions: DeletedPositions }[] = []
+  const listed: { index: number; positions: DeletedPositions }[] = []
+  const deletions = files.map((f) => deletedPositionsOf(f))
+  await checkDeletionsFitFiles(con, files, paths, deletions)
+  deletions.forEach((positions, i) => {
+    if (positions === undefined) return
     ;(deletionForm(positions) === 'mask' ? masked : listed).push({ index: i, positions })
   })
   const tracking = request.rowTracking
@@ -242,19 +249,51 @@ export async function footerRowCounts(con: DuckDBConnection, paths: readonly str
  */
 export async function liveRowCounts(
   con: DuckDBConnection,
-  files: readonly Pick<DataFileRef, 'deletedRows'>[],
+  files: readonly Pick<DataFileRef, 'deletedRows' | 'deletedRowSet'>[],
   paths: readonly string[],
 ): Promise<number[]> {
   const physical = await footerRowCounts(con, paths)
   return files.map((f, i) => {
     const rows = physical[i] as number
-    const deleted = f.deletedRows ?? []
-    let hidden = 0
-    for (let k = 0; k < deleted.length; k++) {
-      const p = deleted[k] as number
-      if (p < rows && (k === 0 || p !== deleted[k - 1])) hidden++
-    }
-    return rows - hidden
+    return rows - (deletedPositionsOf(f)?.countBelow(rows) ?? 0)
+  })
+}
+
+/**
+ * Refuses deleted positions at or past the end of their file, by the row count of its Parquet
+ * footer: the statistics in the log may lie or be missing, and a deletion vector of a billion
+ * positions fits in a few hundred KB of runs. Checked before any position is used, so that what
+ * the live-rows relation builds from them (a mask of a bit per row, or a list) is bounded by the
+ * rows the file really has.
+ *
+ * @throws {InvalidDeletionVectorError} naming the data file, the position and the file's rows
+ */
+async function checkDeletionsFitFiles(
+  con: DuckDBConnection,
+  files: readonly { readonly key?: string }[],
+  paths: readonly string[],
+  deletions: readonly (DeletedPositions | undefined)[],
+): Promise<void> {
+  const withDeletions = deletions.flatMap((d, i) => (d === undefined ? [] : [i]))
+  if (withDeletions.length === 0) return
+  const rows = await footerRowCounts(
+    con,
+    withDeletions.map((i) => paths[i] as string),
+  )
+  withDeletions.forEach((i, k) => {
+    const count = rows[k] as number
+    const last = (deletions[i] as DeletedPositions).last
+    if (last < count) return
+    const file = files[i]?.key ?? (paths[i] as string)
+    throw new InvalidDeletionVectorError(
+      `The deletion vector of data file ${file} deletes row position ${last}, but the file has ${count} rows (by its Parquet footer)`,
+      {
+        path: file,
+        hint:
+          'The deletion vector names rows its data file does not have, so the log and the data disagree on which rows are live. ' +
+          'Restore the table to a version before the commit that wrote it, or remove the file with the tool that wrote it.',
+      },
+    )
   })
 }
 
@@ -270,12 +309,10 @@ export async function liveRowCounts(
  * @param positions - a file's deleted positions (non-empty, non-negative)
  * @returns the form its deletions take in the live-rows relation
  */
-export function deletionForm(positions: ArrayLike<number>): 'mask' | 'list' {
-  let last = 0
-  for (let k = 0; k < positions.length; k++) last = Math.max(last, positions[k] as number)
-  return last < MASK_POSITION_LIMIT && positions.length * MASK_MIN_DENSITY_INVERSE >= last + 1
-    ? 'mask'
-    : 'list'
+export function deletionForm(positions: ArrayLike<number> | DeletedPositions): 'mask' | 'list' {
+  const view = 'countBelow' in positions ? positions : listPositions(positions)
+  const last = Math.max(0, view.last)
+  return last < MASK_POSITION_LIMIT && view.count * MASK_MIN_DENSITY_INVERSE >= last + 1 ? 'mask' : 'list'
 }
 
 function columnSql(c: LiveRowsColumn, k: number, present: ReadonlySet<string>): string {

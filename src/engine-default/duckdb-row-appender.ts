@@ -32,6 +32,7 @@ import {
   decimalParts,
   type PrimitiveType,
 } from '../protocol/schema.js'
+import type { DeletedPositions } from './duckdb-deletion-mask.js'
 import { StringVectorBuffer } from './duckdb-string-vector.js'
 import { decimalText } from './duckdb-values.js'
 import { physicalNameOf } from './write-layout.js'
@@ -300,17 +301,23 @@ export class ChunkAppender {
  */
 export function appendIndexedPositions(
   appender: DuckDBAppender,
-  groups: Iterable<{ readonly index: number; readonly positions: ArrayLike<number> | undefined }>,
+  groups: Iterable<{
+    readonly index: number
+    readonly positions: ArrayLike<number> | DeletedPositions | undefined
+  }>,
 ): void {
   const chunks = new ChunkAppender(appender, [INTEGER, BIGINT])
   for (const g of groups) {
     const list = g.positions
     if (list === undefined) continue
-    for (let k = 0; k < list.length; k++) {
-      chunks.set(0, g.index)
-      chunks.set(1, BigInt(list[k] as number))
+    const index = g.index
+    const append = (p: number): void => {
+      chunks.set(0, index)
+      chunks.set(1, BigInt(p))
       chunks.endRow()
     }
+    if ('countBelow' in list) list.forEach(append)
+    else for (let k = 0; k < list.length; k++) append(list[k] as number)
   }
   chunks.flush()
 }

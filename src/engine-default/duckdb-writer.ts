@@ -31,7 +31,7 @@ import { encodeAddPath, partitionDirectory, serializePartitionValue } from '../p
 import type { DataType } from '../protocol/schema.js'
 import { makeDirectories } from '../storage/make-directories.js'
 import type { ObjectStore } from '../storage/object-store.js'
-import { appendLiveEndedMasks, MASK_POSITION_LIMIT } from './duckdb-deletion-mask.js'
+import { appendLiveEndedMasks, deletedPositionsOf, MASK_POSITION_LIMIT } from './duckdb-deletion-mask.js'
 import { dataPlaneError, dataPlaneFailureKind } from './duckdb-errors.js'
 import {
   defineLiveRows,
@@ -684,7 +684,7 @@ class WriteJob {
     // One pass over the sources gives each one's live row count and the fingerprint of its rows
     // in order. A source without deletions has its rows at file_row_number 0..n-1, so its rank is
     // the position itself and only a bin with deletions needs DuckDB's window to rank its rows.
-    const withDeletions = sources.flatMap((f, i) => ((f.deletedRows?.length ?? 0) > 0 ? [i] : []))
+    const withDeletions = sources.flatMap((f, i) => (deletedPositionsOf(f) === undefined ? [] : [i]))
     const expected = await sourceFingerprints(
       this.con,
       `SELECT __idx AS __i, __frn AS __f, ${selectList} FROM (${rel})`,

@@ -14,6 +14,13 @@ export interface DataFileRef {
    */
   readonly deletedRows?: ArrayLike<number> | undefined
   /**
+   * The same positions as a set, when the file has a deletion vector: a data plane that reads it
+   * never expands the positions into an array, and can check them against the file's real row
+   * count before using them. Files read from a snapshot carry it, and then `deletedRows` is
+   * expanded only when read.
+   */
+  readonly deletedRowSet?: DeletedRowSet | undefined
+  /**
    * Partition values by partition column name, as serialized in the log (`partitionValues`);
    * `null` for a null partition.
    */
@@ -25,6 +32,21 @@ export interface DataFileRef {
   readonly baseRowId?: bigint | undefined
   /** The file's `defaultRowCommitVersion`. Read only by a scan with {@link ScanRequest.rowTracking}. */
   readonly defaultRowCommitVersion?: bigint | undefined
+}
+
+/**
+ * A file's deleted row positions as a set (the library's `RoaringBitmapArray` is one): what a data
+ * plane needs to apply a deletion vector without an array of its positions.
+ */
+export interface DeletedRowSet {
+  /** Number of positions. */
+  readonly cardinality: number
+  /** The largest position, or `undefined` when empty. */
+  lastBigInt(): bigint | undefined
+  /** Number of positions in `[start, end)`. */
+  rangeCardinality(start: number, end: number): number
+  /** The positions in ascending order, one at a time. */
+  values(): Iterable<number>
 }
 
 /** The name under which a row-tracking scan returns each row's stable row id. */

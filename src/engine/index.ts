@@ -4,6 +4,7 @@ export type {
   ColumnVector,
   DataFileRef,
   DataPlane,
+  DeletedRowSet,
   FileMatches,
   RowTrackingColumns,
   ScanRequest,

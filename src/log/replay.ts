@@ -112,37 +112,62 @@ export function fileActionKey(path: string, dv?: DeletionVectorDescriptor): stri
  * @throws {InternalError} when the batches are out of order
  */
 export function replayLog(batches: Iterable<ReplayBatch>, options: ReplayOptions = {}): ReplayedState {
-  const root = options.tableRoot
-  let protocol: Protocol | undefined
-  let metadata: Metadata | undefined
-  const active = new Map<string, AddFile>()
-  const tombstones = new Map<string, RemoveFile>()
-  const txns = new Map<string, SetTransaction>()
-  const domains = new Map<string, DomainMetadata>()
-  let checkpointVersion: Version | undefined
-  let lastVersion: Version | undefined
-  let lastCommitVersion: Version | undefined
-  let commitInfo: { version: Version; info: CommitInfo | undefined } | undefined
+  const replay = new LogReplay(options)
+  for (const batch of batches) replay.push(batch)
+  return replay.finish()
+}
 
-  for (const batch of batches) {
+/**
+ * {@link replayLog} one batch at a time: a reader pushes the batches as it reads them, so a
+ * checkpoint's rows reach the state as they are decoded and are never all held at once (a file's
+ * later action replaces the earlier one as soon as it arrives). The same ordering rules apply.
+ */
+export class LogReplay {
+  readonly #root: string | undefined
+  #protocol: Protocol | undefined
+  #metadata: Metadata | undefined
+  readonly #active = new Map<string, AddFile>()
+  readonly #tombstones = new Map<string, RemoveFile>()
+  readonly #txns = new Map<string, SetTransaction>()
+  readonly #domains = new Map<string, DomainMetadata>()
+  #checkpointVersion: Version | undefined
+  #lastVersion: Version | undefined
+  #lastCommitVersion: Version | undefined
+  #commitInfo: { version: Version; info: CommitInfo | undefined } | undefined
+
+  /** @param options - the table root, to match absolute paths with relative ones */
+  constructor(options: ReplayOptions = {}) {
+    this.#root = options.tableRoot
+  }
+
+  /**
+   * Applies one batch.
+   *
+   * @param batch - the next checkpoint or commit batch
+   * @throws {InternalError} when it is out of order
+   */
+  push(batch: ReplayBatch): void {
     const v = batch.version
     if (batch.fromCheckpoint) {
-      if (lastVersion !== undefined && (checkpointVersion !== v || lastCommitVersion !== undefined)) {
+      if (
+        this.#lastVersion !== undefined &&
+        (this.#checkpointVersion !== v || this.#lastCommitVersion !== undefined)
+      ) {
         throw new InternalError(
-          `replay got checkpoint actions of version ${v} after version ${lastVersion}; checkpoint batches come first and share one version`,
+          `replay got checkpoint actions of version ${v} after version ${this.#lastVersion}; checkpoint batches come first and share one version`,
         )
       }
-      checkpointVersion = v
+      this.#checkpointVersion = v
     } else {
-      if (lastVersion !== undefined && v < lastVersion) {
+      if (this.#lastVersion !== undefined && v < this.#lastVersion) {
         throw new InternalError(
-          `replay got version ${v} after version ${lastVersion}; batches must be ascending`,
+          `replay got version ${v} after version ${this.#lastVersion}; batches must be ascending`,
         )
       }
-      if (lastCommitVersion !== undefined && v === lastCommitVersion) {
+      if (this.#lastCommitVersion !== undefined && v === this.#lastCommitVersion) {
         throw new InternalError(`replay got two batches for commit ${v}`)
       }
-      lastCommitVersion = v
+      this.#lastCommitVersion = v
       let info: CommitInfo | undefined
       for (const a of batch.actions) {
         if ('commitInfo' in a) {
@@ -150,78 +175,96 @@ export function replayLog(batches: Iterable<ReplayBatch>, options: ReplayOptions
           break
         }
       }
-      commitInfo = { version: v, info }
+      this.#commitInfo = { version: v, info }
       // Only the commit at the checkpoint version gets here (ordering is checked above).
-      if (checkpointVersion !== undefined && v <= checkpointVersion) continue
+      if (this.#checkpointVersion !== undefined && v <= this.#checkpointVersion) return
     }
-    lastVersion = v
+    this.#lastVersion = v
 
     for (const a of batch.actions) {
       if ('add' in a) {
-        const add = withCanonicalPath(a.add, root)
+        const add = withCanonicalPath(a.add, this.#root)
         const key = add.deletionVector === undefined ? add.path : fileActionKey(add.path, add.deletionVector)
-        active.set(key, add)
-        tombstones.delete(key)
+        this.#active.set(key, add)
+        this.#tombstones.delete(key)
       } else if ('remove' in a) {
-        const rm = withCanonicalPath(a.remove, root)
+        const rm = withCanonicalPath(a.remove, this.#root)
         const key = rm.deletionVector === undefined ? rm.path : fileActionKey(rm.path, rm.deletionVector)
-        active.delete(key)
-        tombstones.set(key, rm)
+        this.#active.delete(key)
+        this.#tombstones.set(key, rm)
       } else if ('metaData' in a) {
-        metadata = a.metaData
+        this.#metadata = a.metaData
       } else if ('protocol' in a) {
-        protocol = a.protocol
+        this.#protocol = a.protocol
       } else if ('txn' in a) {
-        txns.set(a.txn.appId, a.txn)
+        this.#txns.set(a.txn.appId, a.txn)
       } else if ('domainMetadata' in a) {
         const dm = a.domainMetadata
-        if (dm.removed) domains.delete(dm.domain)
-        else domains.set(dm.domain, dm)
+        if (dm.removed) this.#domains.delete(dm.domain)
+        else this.#domains.set(dm.domain, dm)
       }
     }
   }
 
-  if (lastVersion === undefined) {
-    throw new InvalidTableError(
-      'missing-protocol',
-      'The log segment to replay is empty: no protocol and no metaData',
-    )
+  /**
+   * The state after every batch pushed.
+   *
+   * @returns the frozen state at the last batch's version
+   * @throws {InvalidTableError} `missing-protocol` or `missing-metadata` when the replayed log has
+   *   no protocol or no metaData
+   */
+  finish(): ReplayedState {
+    const protocol = this.#protocol
+    const metadata = this.#metadata
+    const lastVersion = this.#lastVersion
+    const commitInfo = this.#commitInfo
+    const checkpointVersion = this.#checkpointVersion
+    const active = this.#active
+    const tombstones = this.#tombstones
+    const txns = this.#txns
+    const domains = this.#domains
+    if (lastVersion === undefined) {
+      throw new InvalidTableError(
+        'missing-protocol',
+        'The log segment to replay is empty: no protocol and no metaData',
+      )
+    }
+    if (protocol === undefined) {
+      throw new InvalidTableError(
+        'missing-protocol',
+        `The table has no protocol action at version ${lastVersion}`,
+        {
+          version: lastVersion,
+          hint: 'The log (or its checkpoint) lost its protocol action; the table cannot be read safely.',
+        },
+      )
+    }
+    if (metadata === undefined) {
+      throw new InvalidTableError(
+        'missing-metadata',
+        `The table has no metaData action at version ${lastVersion}`,
+        {
+          version: lastVersion,
+          hint: 'The log (or its checkpoint) lost its metaData action; the table cannot be read.',
+        },
+      )
+    }
+    const state: ReplayedState = {
+      version: lastVersion,
+      protocol,
+      metadata,
+      // Layered maps: advancing the state by a commit shares them instead of copying them.
+      activeFiles: LayeredMap.of(active),
+      tombstones: LayeredMap.of(tombstones),
+      setTransactions: new FrozenMap(txns),
+      domainMetadata: new FrozenMap(domains),
+      ...(commitInfo?.version === lastVersion && commitInfo.info !== undefined
+        ? { latestCommitInfo: commitInfo.info }
+        : {}),
+      ...(checkpointVersion === undefined ? {} : { checkpointVersion }),
+    }
+    return Object.freeze(state)
   }
-  if (protocol === undefined) {
-    throw new InvalidTableError(
-      'missing-protocol',
-      `The table has no protocol action at version ${lastVersion}`,
-      {
-        version: lastVersion,
-        hint: 'The log (or its checkpoint) lost its protocol action; the table cannot be read safely.',
-      },
-    )
-  }
-  if (metadata === undefined) {
-    throw new InvalidTableError(
-      'missing-metadata',
-      `The table has no metaData action at version ${lastVersion}`,
-      {
-        version: lastVersion,
-        hint: 'The log (or its checkpoint) lost its metaData action; the table cannot be read.',
-      },
-    )
-  }
-  const state: ReplayedState = {
-    version: lastVersion,
-    protocol,
-    metadata,
-    // Layered maps: advancing the state by a commit shares them instead of copying them.
-    activeFiles: LayeredMap.of(active),
-    tombstones: LayeredMap.of(tombstones),
-    setTransactions: new FrozenMap(txns),
-    domainMetadata: new FrozenMap(domains),
-    ...(commitInfo?.version === lastVersion && commitInfo.info !== undefined
-      ? { latestCommitInfo: commitInfo.info }
-      : {}),
-    ...(checkpointVersion === undefined ? {} : { checkpointVersion }),
-  }
-  return Object.freeze(state)
 }
 
 /** The action itself when its path is canonical, else a frozen copy with the canonical path. */

@@ -297,10 +297,18 @@ export async function removeRows(
         await initDeletionVectors()
         // The old DV's positions and the leaving ones are disjoint and ascending: one merge
         // builds the new DV, with no bitmap per part and no union.
-        const old = t.ref.deletedRows
-        const positions =
-          old === undefined || old.length === 0 ? t.positions : mergeAscending(old, t.positions)
-        dvUpdates.push({ file: t.file, bitmap: RoaringBitmapArray.fromSorted(positions) })
+        const set = t.ref.deletedRowSet
+        if (set instanceof RoaringBitmapArray) {
+          // The old DV as a set: a union, with no array of its positions.
+          const leaving = RoaringBitmapArray.fromSorted(t.positions)
+          dvUpdates.push({ file: t.file, bitmap: set.union(leaving) })
+          leaving.dispose()
+        } else {
+          const old = t.ref.deletedRows
+          const positions =
+            old === undefined || old.length === 0 ? t.positions : mergeAscending(old, t.positions)
+          dvUpdates.push({ file: t.file, bitmap: RoaringBitmapArray.fromSorted(positions) })
+        }
       } else {
         rewrites.push(t)
       }

@@ -132,8 +132,11 @@ function pad20(version: Version, what: string): string {
   return version.toString().padStart(20, '0')
 }
 
+/** The largest part number or part count a multi-part checkpoint file name can carry (10 digits). */
+export const MAX_CHECKPOINT_PARTS = 9_999_999_999
+
 function pad10(n: number, what: string): string {
-  if (!Number.isSafeInteger(n) || n < 1 || n >= 10_000_000_000) {
+  if (!Number.isSafeInteger(n) || n < 1 || n > MAX_CHECKPOINT_PARTS) {
     throw new InvalidArgumentError(`Invalid checkpoint ${what} ${n}: expected an integer in 1..9999999999`, {
       argument: what,
     })
@@ -394,9 +397,10 @@ function readV2Info(raw: unknown): LastCheckpointV2Info | undefined | null {
 }
 
 /**
- * Parses the `_last_checkpoint` hint. Never throws: an empty, truncated or ill-typed file, or a
- * version that is negative, fractional or wider than a log file name's 20 digits, gives
- * `undefined`, and the reader falls back to listing the log.
+ * Parses the `_last_checkpoint` hint. Never throws: an empty, truncated or ill-typed file, a
+ * version that is negative, fractional or wider than a log file name's 20 digits, or a part count
+ * outside the 1 to 9,999,999,999 a file name can carry, gives `undefined`, and the reader falls
+ * back to listing the log.
  *
  * @param text - the file's content
  * @returns the hint, or `undefined` when it is unusable
@@ -419,6 +423,8 @@ export function parseLastCheckpoint(text: string): LastCheckpoint | undefined {
   const sizeInBytes = safeInt(raw, 'sizeInBytes')
   const numOfAddFiles = safeInt(raw, 'numOfAddFiles')
   if (size === null || parts === null || sizeInBytes === null || numOfAddFiles === null) return undefined
+  // A part count no checkpoint file name can carry (10 digits, from 1) names no real checkpoint.
+  if (parts !== undefined && (parts < 1 || parts > MAX_CHECKPOINT_PARTS)) return undefined
   const v2Checkpoint = readV2Info(raw.v2Checkpoint)
   if (v2Checkpoint === null) return undefined
   let tags: Readonly<Record<string, string>> | undefined

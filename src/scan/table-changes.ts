@@ -4,6 +4,7 @@
  * `_commit_timestamp`.
  */
 import type { RecordBatch, Table } from 'apache-arrow'
+import { initDeletionVectors, RoaringBitmapArray } from '../dv/index.js'
 import type { ColumnSpec, DataFileRef } from '../engine/data-plane.js'
 import { CHANGE_TYPE_COLUMN, type ChangeType } from '../engine/data-writer.js'
 import type { Engine } from '../engine/engine.js'
@@ -34,6 +35,7 @@ import { historyTimeline } from '../snapshot/commit-timestamps.js'
 import { listLogFrom, readCommit } from '../snapshot/log-reader.js'
 import type { Snapshot } from '../snapshot/snapshot.js'
 import { columnSpecs } from './column-specs.js'
+import { fileRefWithDeletions } from './data-file-refs.js'
 import { toJSONRow } from './json-row.js'
 import { loadFileDeletionVector } from './load-deletion-vector.js'
 import type { BatchesOptions, Row } from './table-scan.js'
@@ -356,9 +358,7 @@ export class TableChanges implements AsyncIterable<Row[]> {
   /** A file with the rows its deletion vector hides left out. */
   async #ref(file: AddFile | RemoveFile): Promise<DataFileRef> {
     const dv = await loadFileDeletionVector(this.#engine, file, this.#options.signal)
-    const deletedRows = dv?.toArray()
-    dv?.dispose()
-    return { key: storeKey(file.path), partitionValues: file.partitionValues ?? {}, deletedRows }
+    return fileRefWithDeletions({ key: storeKey(file.path), partitionValues: file.partitionValues ?? {} }, dv)
   }
 
   /**
@@ -382,33 +382,37 @@ export class TableChanges implements AsyncIterable<Row[]> {
         { path: added.path, hint: 'The add action needs stats with numRecords.' },
       )
     }
+    if (rows > MAX_CHANGED_FILE_ROWS) {
+      throw new InvalidTableError(
+        'malformed-action',
+        `Cannot read the change data of ${added.path}: its stats claim ${rows} rows, more than a data file holds`,
+        {
+          path: added.path,
+          hint: 'The stats of the add action are wrong; restore the commit that wrote them.',
+        },
+      )
+    }
     const signal = this.#options.signal
-    const before = new Set(positionsOf(await loadFileDeletionVector(this.#engine, removed, signal)))
-    const after = new Set(positionsOf(await loadFileDeletionVector(this.#engine, added, signal)))
-    const onlyIn = (a: Set<number>, b: Set<number>): Set<number> => new Set([...a].filter((p) => !b.has(p)))
+    await initDeletionVectors()
+    // Sets throughout: a deletion vector may hold a billion positions in a few hundred KB.
+    const before = (await loadFileDeletionVector(this.#engine, removed, signal)) ?? RoaringBitmapArray.empty()
+    const after = (await loadFileDeletionVector(this.#engine, added, signal)) ?? RoaringBitmapArray.empty()
+    const all = RoaringBitmapArray.fromRange(0, rows)
     const base = { key: storeKey(added.path), partitionValues: added.partitionValues }
-    const keep = (wanted: Set<number>): DataFileRef | undefined =>
-      wanted.size === 0 ? undefined : { ...base, deletedRows: complement(wanted, Number(rows)) }
-    const deleted = keep(onlyIn(after, before))
-    const inserted = keep(onlyIn(before, after))
+    // Every row but the wanted ones is hidden.
+    const keep = (wanted: RoaringBitmapArray): DataFileRef | undefined =>
+      wanted.isEmpty ? undefined : fileRefWithDeletions(base, all.difference(wanted))
+    const deleted = keep(after.difference(before))
+    const inserted = keep(before.difference(after))
     return { ...(deleted === undefined ? {} : { deleted }), ...(inserted === undefined ? {} : { inserted }) }
   }
 }
 
-function positionsOf(dv: { toArray(): ArrayLike<number>; dispose(): void } | undefined): number[] {
-  if (dv === undefined) return []
-  const out = Array.from(dv.toArray())
-  dv.dispose()
-  return out
-}
-
-/** The positions 0..n-1 not in `kept`, ascending. */
-function complement(kept: ReadonlySet<number>, n: number): Float64Array {
-  const out = new Float64Array(Math.max(0, n - kept.size))
-  let k = 0
-  for (let p = 0; p < n && k < out.length; p++) if (!kept.has(p)) out[k++] = p
-  return out
-}
+/**
+ * The most rows a file's stats may claim for its change data to be read: the hidden rows are a
+ * set over the claimed range, with one bucket per 2^32 positions.
+ */
+const MAX_CHANGED_FILE_ROWS = 2n ** 40n
 
 function commitInfoOf(actions: readonly Action[]): CommitInfo | undefined {
   for (const a of actions) if ('commitInfo' in a) return a.commitInfo

@@ -8,8 +8,8 @@ import {
   VersionNotFoundError,
 } from '../errors/index.js'
 import { type FileMetaLike, type LogSegment, planLogSegment } from '../log/log-segment.js'
-import { replayLog } from '../log/replay.js'
-import type { Action, Version } from '../protocol/actions.js'
+import { LogReplay } from '../log/replay.js'
+import type { Version } from '../protocol/actions.js'
 import {
   checkpointFileName,
   commitFileName,
@@ -24,7 +24,7 @@ import { checkReadSupported } from '../protocol/table-features.js'
 import type { FileMeta } from '../storage/object-store.js'
 import { snapshotCommitTimestamp, versionAtTimestamp } from './commit-timestamps.js'
 import { listLogFrom, parseLogBytes, readCommitBatches, readListedLogFile } from './log-reader.js'
-import { readCheckpointParquet } from './read-checkpoint.js'
+import { CheckpointActionSink, readCheckpointParquet } from './read-checkpoint.js'
 import { Snapshot } from './snapshot.js'
 
 /** Which version to load. */
@@ -166,10 +166,10 @@ async function buildFromListing(
     segment = planLogSegment(listing, { targetVersion, location })
   }
 
-  let batches: Awaited<ReturnType<typeof readSegment>>
+  let replay: LogReplay
   for (;;) {
     try {
-      batches = await readSegment(engine, segment, signal, early)
+      replay = await readSegment(engine, segment, signal, early)
       early = undefined
       break
     } catch (err) {
@@ -194,7 +194,7 @@ async function buildFromListing(
       }
     }
   }
-  const state = replayLog(batches, { tableRoot: engine.storage.localPath?.('') ?? engine.storage.root })
+  const state = replay.finish()
   checkReadSupported(state.protocol)
   for (const add of state.activeFiles.values()) if (!isPlainKey(add.path)) decodeAddPath(add.path)
   const timestamp = await snapshotCommitTimestamp(engine, segment, state, signal)
@@ -243,10 +243,20 @@ interface EarlyCheckpointRead {
   readonly version: Version
   /** The Parquet keys read, in part order. */
   readonly keys: readonly string[]
-  readonly actions: Promise<Action[]>
+  /** The replay the checkpoint's actions were pushed to, as they were read. */
+  readonly replay: Promise<LogReplay>
   /** Resolves once the read has ended, whatever its outcome. */
   readonly settled: Promise<void>
 }
+
+/**
+ * The most parts of a multi-part checkpoint read on the hint's word, before the listing confirms
+ * them. Writers split a checkpoint into parts of millions of actions each (Spark: 5,000,000 by
+ * default), so 1,000 parts is a table of billions of files; a hint naming more is not trusted
+ * with the allocation, and the listing decides (see docs/troubleshooting.md, "Limits on hostile
+ * logs").
+ */
+export const MAX_EARLY_READ_PARTS = 1000
 
 /** Starts reading the hinted checkpoint, or `undefined` when the hint does not name its files. */
 function startHintedCheckpointRead(
@@ -256,6 +266,9 @@ function startHintedCheckpointRead(
 ): EarlyCheckpointRead | undefined {
   // A V2 checkpoint's file name is not in the hint's version and part count.
   if (hint.v2Checkpoint !== undefined) return undefined
+  // The part count is the hint's word only, and nothing is listed yet to check it against: a
+  // count no real checkpoint has is left to the listing, which reads the parts it shows.
+  if (hint.parts !== undefined && (hint.parts < 1 || hint.parts > MAX_EARLY_READ_PARTS)) return undefined
   let keys: string[]
   try {
     keys =
@@ -271,13 +284,14 @@ function startHintedCheckpointRead(
     throw err
   }
   if (keys.length === 0) return undefined
-  const actions = readCheckpoint(engine, keys, hint.version, signal)
+  const into = newReplay(engine)
+  const replay = readCheckpoint(engine, keys, hint.version, signal, into).then(() => into)
   // Its failure matters only if the plan takes it (it is then awaited); otherwise it is dropped.
-  const settled = actions.then(
+  const settled = replay.then(
     () => undefined,
     () => undefined,
   )
-  return { version: hint.version, keys, actions, settled }
+  return { version: hint.version, keys, replay, settled }
 }
 
 /** Whether the early read is of exactly the checkpoint files the segment plans to read. */
@@ -293,50 +307,60 @@ function isEarlyReadOf(
   )
 }
 
+/** Reads the segment into a replay: the checkpoint's actions as they are read, then the commits. */
 async function readSegment(
   engine: Engine,
   segment: LogSegment,
   signal: AbortSignal | undefined,
   early?: EarlyCheckpointRead,
-): Promise<Array<{ version: Version; actions: readonly Action[]; fromCheckpoint: boolean }>> {
-  const batches: Array<{ version: Version; actions: readonly Action[]; fromCheckpoint: boolean }> = []
+): Promise<LogReplay> {
   const cp = segment.checkpoint
-  if (cp)
-    batches.push({
-      version: cp.version,
-      actions:
-        early !== undefined && isEarlyReadOf(early, cp.version, cp.files)
-          ? await early.actions
-          : await readCheckpoint(
-              engine,
-              cp.files.map((f) => f.key),
-              cp.version,
-              signal,
-            ),
-      fromCheckpoint: true,
-    })
+  let replay: LogReplay
+  if (cp !== undefined && early !== undefined && isEarlyReadOf(early, cp.version, cp.files)) {
+    replay = await early.replay
+  } else {
+    replay = newReplay(engine)
+    if (cp !== undefined) {
+      await readCheckpoint(
+        engine,
+        cp.files.map((f) => f.key),
+        cp.version,
+        signal,
+        replay,
+      )
+    }
+  }
   const commits = await readCommitBatches(engine, segment.commits, signal)
-  // Appended one by one: spreading a list of 100k+ elements into push() overflows the stack.
-  for (const c of commits) batches.push(c)
-  return batches
+  for (const c of commits) replay.push(c)
+  return replay
 }
 
+function newReplay(engine: Engine): LogReplay {
+  return new LogReplay({ tableRoot: engine.storage.localPath?.('') ?? engine.storage.root })
+}
+
+/**
+ * Reads a checkpoint's files and pushes their actions to `replay` as they are decoded: the rows
+ * of a checkpoint are never all held at once, so memory follows the distinct actions, not the
+ * rows (docs/troubleshooting.md, "Limits on hostile logs").
+ */
 async function readCheckpoint(
   engine: Engine,
   keys: readonly string[],
   version: Version,
   signal: AbortSignal | undefined,
-): Promise<Action[]> {
-  const top: Action[] = []
+  replay: LogReplay,
+): Promise<void> {
+  const sink = new CheckpointActionSink((actions) => replay.push({ version, actions, fromCheckpoint: true }))
   const parquetKeys = keys.filter((k) => k.endsWith('.parquet'))
   for (const key of keys) {
     if (key.endsWith('.json')) {
       const bytes = await readListedLogFile(engine, key, version, signal)
-      for (const a of parseLogBytes(bytes, key, version)) top.push(a)
+      for (const a of parseLogBytes(bytes, key, version)) sink.push(a)
     }
   }
-  await readCheckpointParquet(engine, parquetKeys, version, top, signal)
-  return top
+  await readCheckpointParquet(engine, parquetKeys, version, sink, signal)
+  sink.flush()
 }
 
 // === Listing and hints ===

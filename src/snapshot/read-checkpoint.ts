@@ -15,15 +15,60 @@ import { SIDECAR_DIR } from '../protocol/log-files.js'
 import { type DeferredCheckpointRow, needsSchema, parseDeferredRows } from './checkpoint-parsed-rows.js'
 import { decodedFileAction, NOT_DECODED } from './decoded-file-actions.js'
 
+/** Where decoded actions go, one at a time. */
+export interface ActionSink {
+  push(action: Action): unknown
+}
+
+/** How many actions a {@link CheckpointActionSink} hands on at once. */
+const SINK_BATCH = 4096
+
 /**
- * Reads the Parquet files of a checkpoint, then the sidecars its actions name, and appends their
- * actions to `actions` (which already holds the actions of its JSON part, if any: a V2 checkpoint
+ * The actions of a checkpoint on their way to the replay: handed on in batches as they are
+ * decoded, so that a checkpoint's rows are never all held at once (a checkpoint of one action
+ * repeated costs one action, not one per row). It keeps what the rest of the read needs: the
+ * sidecars named, and the protocol and metadata that type deferred rows.
+ */
+export class CheckpointActionSink implements ActionSink {
+  readonly #onBatch: (actions: readonly Action[]) => void
+  #buffer: Action[] = []
+  #handedOn = false
+  /** Store keys of the sidecars the actions name. */
+  readonly sidecarKeys: string[] = []
+  /** The protocol and metadata actions seen. */
+  readonly tableActions: Action[] = []
+
+  /** @param onBatch - receives the actions, in order, a batch at a time */
+  constructor(onBatch: (actions: readonly Action[]) => void) {
+    this.#onBatch = onBatch
+  }
+
+  push(action: Action): void {
+    if ('sidecar' in action) this.sidecarKeys.push(`${SIDECAR_DIR}${action.sidecar.path}`)
+    else if ('metaData' in action || 'protocol' in action) this.tableActions.push(action)
+    this.#buffer.push(action)
+    if (this.#buffer.length >= SINK_BATCH) this.flush()
+  }
+
+  /** Hands on what is buffered (an empty batch if nothing was ever handed on). */
+  flush(): void {
+    if (this.#buffer.length === 0 && this.#handedOn) return
+    const batch = this.#buffer
+    this.#buffer = []
+    this.#handedOn = true
+    this.#onBatch(batch)
+  }
+}
+
+/**
+ * Reads the Parquet files of a checkpoint, then the sidecars its actions name, and pushes their
+ * actions to `actions` (which already took the actions of its JSON part, if any: a V2 checkpoint
  * in JSON names its sidecars there).
  *
  * @param engine - the engine whose Parquet handler reads the files
  * @param parquetKeys - store keys of the checkpoint's Parquet files (parts, or the V2 top file)
  * @param version - the checkpoint version, for messages
- * @param actions - the checkpoint's actions so far; this file's are appended in row order
+ * @param actions - where this file's actions go, in row order
  * @param signal - aborts the read
  * @throws {InvalidTableError} `invalid-checkpoint` when a file is unreadable or a sidecar is
  *   missing, `malformed-action` when a row is not a well-formed action
@@ -32,13 +77,12 @@ export async function readCheckpointParquet(
   engine: Engine,
   parquetKeys: readonly string[],
   version: Version,
-  actions: Action[],
+  actions: CheckpointActionSink,
   signal: AbortSignal | undefined,
 ): Promise<void> {
   const deferred: DeferredCheckpointRow[] = []
   await readRows(engine, parquetKeys, { path: parquetKeys[0], version }, actions, deferred, signal)
-  const sidecarKeys: string[] = []
-  for (const a of actions) if ('sidecar' in a) sidecarKeys.push(`${SIDECAR_DIR}${a.sidecar.path}`)
+  const sidecarKeys = [...actions.sidecarKeys]
   if (sidecarKeys.length > 0) {
     try {
       await readRows(engine, sidecarKeys, { path: sidecarKeys[0], version }, actions, deferred, signal)
@@ -53,7 +97,7 @@ export async function readCheckpointParquet(
       throw err
     }
   }
-  for (const a of parseDeferredRows(deferred, actions)) actions.push(a)
+  for (const a of parseDeferredRows(deferred, actions.tableActions)) actions.push(a)
 }
 
 /** Reads rows batch by batch (or all at once from an engine without batches) into `out`. */
@@ -61,7 +105,7 @@ async function readRows(
   engine: Engine,
   keys: readonly string[],
   ctx: ActionContext,
-  out: Action[],
+  out: ActionSink,
   deferred: DeferredCheckpointRow[],
   signal: AbortSignal | undefined,
 ): Promise<void> {
@@ -85,7 +129,7 @@ async function readRows(
  * @throws {InvalidTableError} `malformed-action` when a row is malformed
  */
 export function parseRowsInto(
-  out: Action[],
+  out: ActionSink,
   rows: readonly ActionRow[],
   ctx: ActionContext,
   deferred: DeferredCheckpointRow[],

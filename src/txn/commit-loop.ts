@@ -24,6 +24,7 @@ import { serializeCommit } from '../protocol/action-json.js'
 import type { Action, CommitInfo, DeletionVectorDescriptor, Version } from '../protocol/actions.js'
 import { commitKey } from '../protocol/log-files.js'
 import { decodeAddPath } from '../protocol/partition-values.js'
+import { fileRefWithDeletions } from '../scan/data-file-refs.js'
 import { loadDeletionVector } from '../scan/load-deletion-vector.js'
 import { parseLogBytes, readCommit, readCommitsFrom } from '../snapshot/log-reader.js'
 import type { FileMeta } from '../storage/object-store.js'
@@ -374,7 +375,7 @@ async function fetchFacts(
         ? await loadDv(engine, cache, q.file.deletionVector, signal)
         : undefined
       const [found] = await engine.data.matchPositions({
-        files: [{ key: decoded.key, deletedRows: live?.toArray(), partitionValues: q.file.partitionValues }],
+        files: [fileRefWithDeletions({ key: decoded.key, partitionValues: q.file.partitionValues }, live)],
         predicate: q.predicate,
         predicateColumns: columns,
         signal,

@@ -11,6 +11,7 @@ import { isDeltaError } from '../errors/index.js'
 import type { DeletionVectorDescriptor } from '../protocol/actions.js'
 import { decodeAddPath } from '../protocol/partition-values.js'
 import { parseStats } from '../protocol/stats.js'
+import { fileRefWithDeletions } from '../scan/data-file-refs.js'
 import { maxOf } from '../util/arrays.js'
 import { mapLimit } from '../util/map-limit.js'
 
@@ -84,7 +85,7 @@ async function readRows(
     specs.push(spec)
   }
   const live = req.file.deletionVector === undefined ? undefined : await loadDv(req.file.deletionVector)
-  let deletedRows = live?.toArray()
+  let deleted = live
   if (req.onlyDeletedBy !== undefined) {
     const rowCount = parseStats(req.file.stats)?.numRecords
     if (rowCount === undefined || rowCount > BigInt(ONLY_DELETED_BY_MAX_ROWS)) return undefined
@@ -95,20 +96,22 @@ async function readRows(
     if (taken.isEmpty) return Object.freeze([])
     // Every other row is hidden. A taken position at or past the count (statistics that
     // undercount the file) still reads, and positions the file lacks hide nothing.
-    deletedRows = RoaringBitmapArray.fromRange(0, rowCount).difference(taken).toArray()
+    deleted = RoaringBitmapArray.fromRange(0, rowCount).difference(taken)
   }
   const stable = req.ids === 'stable'
   if (stable && (req.file.baseRowId === undefined || req.file.defaultRowCommitVersion === undefined)) {
     return undefined
   }
   // Positions: a base of 0 and no materialized column make the row id the physical position.
-  const ref: DataFileRef = {
-    key: decoded.key,
-    deletedRows,
-    partitionValues: req.file.partitionValues,
-    baseRowId: stable ? req.file.baseRowId : 0n,
-    defaultRowCommitVersion: stable ? req.file.defaultRowCommitVersion : 0n,
-  }
+  const ref: DataFileRef = fileRefWithDeletions(
+    {
+      key: decoded.key,
+      partitionValues: req.file.partitionValues,
+      baseRowId: stable ? req.file.baseRowId : 0n,
+      defaultRowCommitVersion: stable ? req.file.defaultRowCommitVersion : 0n,
+    },
+    deleted,
+  )
   const rows: ReadRow[] = []
   for await (const batch of engine.data.scan({
     files: [ref],
