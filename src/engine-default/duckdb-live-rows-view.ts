@@ -1,4 +1,4 @@
-import { mkdir, mkdtemp, rm } from 'node:fs/promises'
+import { mkdtemp, rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { DuckDBConnection } from '@duckdb/node-api'
 import type { ColumnSpec, DataFileRef } from '../engine/data-plane.js'
@@ -7,7 +7,7 @@ import type { ObjectStore } from '../storage/object-store.js'
 import { defineLiveRows } from './duckdb-live-rows.js'
 import { sqlIdent } from './duckdb-runtime.js'
 import { duckType } from './duckdb-types.js'
-import { defaultScratchDir, scratchEntryName } from './scratch-dir.js'
+import { defaultScratchDir, ensureScratchDir, scratchEntryName } from './scratch-dir.js'
 import { type StagedFile, stageAllForRead } from './staging.js'
 
 /** What {@link createLiveRowsView} shows. */
@@ -64,7 +64,7 @@ export async function createLiveRowsView(
     deletionMasks: `${name}__deletion_masks`,
   }
   const scratchRoot = defaultScratchDir()
-  await mkdir(scratchRoot, { recursive: true })
+  await ensureScratchDir(scratchRoot)
   const scratch = await mkdtemp(join(scratchRoot, scratchEntryName('sql-')))
   const staged: StagedFile[] = []
   const release = async (): Promise<void> => {

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises'
+import { mkdtemp, readFile, rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import {
   BIGINT,
@@ -50,7 +50,7 @@ import {
 import { type DuckDbRuntime, ROW_COL, sqlIdent, sqlString } from './duckdb-runtime.js'
 import { toJsValue } from './duckdb-values.js'
 import { writeZOrdered } from './duckdb-zorder.js'
-import { scratchEntryName } from './scratch-dir.js'
+import { ensureScratchDir, scratchEntryName } from './scratch-dir.js'
 import { type StagedFile, stageAllForRead } from './staging.js'
 import {
   type LayoutColumn,
@@ -416,7 +416,7 @@ export class DuckDbWriter implements DataWriter {
     signal?.throwIfAborted()
     let job: WriteJob | undefined
     try {
-      await mkdir(this.#scratchDir, { recursive: true })
+      await ensureScratchDir(this.#scratchDir)
       const dir = await mkdtemp(join(this.#scratchDir, scratchEntryName('write-')))
       const con = await this.#duck.connect().catch(async (err: unknown) => {
         await rm(dir, { recursive: true, force: true })
