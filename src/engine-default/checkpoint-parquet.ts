@@ -27,7 +27,7 @@ import {
   splitRows,
 } from './checkpoint-typed-rows.js'
 import { dataPlaneError, dataPlaneFailureKind } from './duckdb-errors.js'
-import { type DuckDbRuntime, openStream, sqlIdent, sqlString } from './duckdb-runtime.js'
+import { type DuckDbRuntime, openStream, sqlFilePath, sqlIdent, sqlString } from './duckdb-runtime.js'
 import { duckType } from './duckdb-types.js'
 import { ensureScratchDir, scratchEntryName } from './scratch-dir.js'
 import { type StagedFile, stageAllForRead } from './staging.js'
@@ -197,7 +197,7 @@ export class DuckDbParquetHandler implements ParquetHandler {
     let consumerError: { readonly error: unknown } | undefined
     try {
       await stageAllForRead(this.#store, keys, this.#scratchDir, opts?.signal, staged)
-      const list = `[${staged.map((s) => sqlString(s.path)).join(', ')}]`
+      const list = `[${staged.map((s) => sqlFilePath(s.path)).join(', ')}]`
       await this.#duck.withConnection(async (con) => {
         const source = `read_parquet(${list}, union_by_name = true)`
         // One query for every column's name and type.
@@ -348,7 +348,7 @@ export class DuckDbParquetHandler implements ParquetHandler {
         // Timestamp text without a zone (timestamp_ntz bounds) must not move with the process's zone.
         await con.run(`SET TimeZone = 'UTC'`)
         const copy = await con.runAndReadAll(
-          `COPY (SELECT * FROM read_json(${sqlString(jsonPath)}, format = 'newline_delimited', columns = ${columns})) ` +
+          `COPY (SELECT * FROM read_json(${sqlFilePath(jsonPath)}, format = 'newline_delimited', columns = ${columns})) ` +
             `TO ${sqlString(parquetPath)} (FORMAT parquet, COMPRESSION snappy, RETURN_STATS)`,
         )
         const stats = copy.getRowObjectsJson()[0]
@@ -356,7 +356,7 @@ export class DuckDbParquetHandler implements ParquetHandler {
         await chmod(parquetPath, 0o600)
         // Fingerprinted by the writer as soon as the file is complete, for the upload to check.
         const print = await con.runAndReadAll(
-          `SELECT sha256(content) AS h FROM read_blob(${sqlString(parquetPath)})`,
+          `SELECT sha256(content) AS h FROM read_blob(${sqlFilePath(parquetPath)})`,
         )
         return {
           rows: Number(stats?.count),

@@ -166,6 +166,20 @@ export function sqlString(s: string): string {
 }
 
 /**
+ * Quotes a file path for DuckDB's file readers (`read_parquet`, ...), which expand glob
+ * characters: each of `[`, `]`, `*` and `?` becomes a one-character class, so the path names
+ * exactly the file it spells. A table's file names come from its log, which another writer wrote:
+ * a name such as `[e]vil/x.parquet` would otherwise read `evil/x.parquet` (which the checks on the
+ * named path never saw), and `*.parquet` would read files the table never committed.
+ *
+ * @param path - a local file path
+ * @returns the SQL string literal of the escaped path
+ */
+export function sqlFilePath(path: string): string {
+  return sqlString(path.replace(/[[\]*?]/g, (c) => `[${c}]`))
+}
+
+/**
  * Quotes an identifier for DuckDB.
  *
  * @param name - a column or table name

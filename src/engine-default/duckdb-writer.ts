@@ -47,7 +47,7 @@ import {
   toPartitionInput,
   unknownColumn,
 } from './duckdb-row-appender.js'
-import { type DuckDbRuntime, ROW_COL, sqlIdent, sqlString } from './duckdb-runtime.js'
+import { type DuckDbRuntime, ROW_COL, sqlFilePath, sqlIdent, sqlString } from './duckdb-runtime.js'
 import { toJsValue } from './duckdb-values.js'
 import { writeZOrdered } from './duckdb-zorder.js'
 import { ensureScratchDir, scratchEntryName } from './scratch-dir.js'
@@ -1462,7 +1462,7 @@ export async function checkCompactionOutput(
   if (ranges.length === 0) return
   const output =
     `SELECT __f, hash(struct_pack(*COLUMNS(* EXCLUDE (__f)))) AS h FROM (SELECT file_row_number AS __f, * EXCLUDE (file_row_number) ` +
-    `FROM read_parquet(${sqlString(outputPath)}, file_row_number = true, hive_partitioning = false))`
+    `FROM read_parquet(${sqlFilePath(outputPath)}, file_row_number = true, hive_partitioning = false))`
   // The ranges are contiguous and sorted by start, so each row's range is the last one starting
   // at or before it: an ASOF join, which DuckDB runs as a merge instead of a range join per row.
   const actual = await readFingerprints(
