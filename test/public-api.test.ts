@@ -74,6 +74,7 @@ describe('public API', () => {
       'parseDdlSchema',
       'parseExpression',
       'parsePredicate',
+      'redactLocation',
       'toJSONRow',
     ])
   })

@@ -2,7 +2,12 @@ import type { ArrowInput } from '../arrow/arrow-to-rows.js'
 import { type ConflictFlags, parseConflictFlags } from '../conflict/flags.js'
 import type { Engine } from '../engine/engine.js'
 import { createDefaultEngine, type DefaultEngineOptions } from '../engine-default/default-engine.js'
-import { ConcurrentModificationError, InvalidArgumentError, isDeltaError } from '../errors/index.js'
+import {
+  ConcurrentModificationError,
+  InvalidArgumentError,
+  isDeltaError,
+  redactLocation,
+} from '../errors/index.js'
 import type { Expression } from '../expressions/ast.js'
 import { type AppendOptions, checkWriteMode } from '../ops/append.js'
 import { buildBatchAppend } from '../ops/append-batches.js'
@@ -154,7 +159,11 @@ export interface HistoryEntry {
  * ```
  */
 export class DeltaTable {
-  /** The location the table was opened at. */
+  /**
+   * The location the table was opened at, as it may be shown or stored: an `https://` location's
+   * query (a SAS token) reads `?***` and a URL password `***` (see {@link redactLocation}). The
+   * store keeps the real one.
+   */
   readonly location: string
   /** The engine doing the I/O. */
   readonly engine: Engine
@@ -174,7 +183,7 @@ export class DeltaTable {
   #own: KnownCommit | undefined
 
   private constructor(location: string, engine: Engine, ownsEngine: boolean, options: OpenOptions) {
-    this.location = location
+    this.location = redactLocation(location)
     this.engine = engine
     this.#ownsEngine = ownsEngine
     this.#options = options
