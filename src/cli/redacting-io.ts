@@ -35,11 +35,13 @@ function filtered<S extends CliIo['stdout']>(stream: S, clean: (text: string) =>
   return new Proxy(stream, {
     get(target, prop) {
       if (prop === 'write') {
-        return (chunk: unknown, ...rest: unknown[]) =>
-          (target.write as (...args: unknown[]) => boolean)(
+        // write(chunk, encoding?, callback?): only the chunk changes.
+        return function write(this: unknown, chunk: unknown, ...rest: unknown[]): boolean {
+          return Reflect.apply(target.write, target, [
             typeof chunk === 'string' ? clean(chunk) : chunk,
             ...rest,
-          )
+          ])
+        }
       }
       const value: unknown = Reflect.get(target, prop, target)
       return typeof value === 'function' ? value.bind(target) : value
