@@ -76,6 +76,7 @@ describe('public API', () => {
       'parseDdlSchema',
       'parseExpression',
       'parsePredicate',
+      'redactLocation',
       'toJSONRow',
     ])
   })

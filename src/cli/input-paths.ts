@@ -3,9 +3,13 @@
  * input, which is copied to a private temp file (DuckDB reads its input several times: to find
  * the columns, to check every value, then to stream the rows), and a file with no content is
  * refused with its own message, where DuckDB would invent a column for it.
+ *
+ * A copy is named `delta-rlc-stdin-<pid>-...` after its process: a process killed mid-command
+ * (SIGKILL) leaves its copy behind, and the next command that reads standard input removes the
+ * copies of processes that no longer run, once they are {@link STDIN_COPY_GRACE_MS} old.
  */
 import { createWriteStream } from 'node:fs'
-import { mkdtemp, open, rm, stat } from 'node:fs/promises'
+import { lstat, mkdtemp, open, readdir, rm, stat } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { pipeline } from 'node:stream/promises'
@@ -22,6 +26,71 @@ export interface PreparedInput {
   readonly paths: readonly string[]
   readonly format: InputFormat
   cleanup(): Promise<void>
+}
+
+/** Copies of dead processes younger than this stay (ms): 10 minutes, as scratch entries. */
+export const STDIN_COPY_GRACE_MS = 10 * 60_000
+/** Copies named before they carried a pid (`delta-rlc-stdin-XXXXXX`) go once this old (ms): a day. */
+const LEGACY_STDIN_COPY_GRACE_MS = 24 * 3_600_000
+const STDIN_COPY = /^delta-rlc-stdin-(\d+)-[A-Za-z0-9]{6}$/
+const LEGACY_STDIN_COPY = /^delta-rlc-stdin-[A-Za-z0-9]{6}$/
+
+/**
+ * Removes the copies of standard input that processes which no longer run left in `dir`; a copy
+ * of a running process (or another user's), a fresh one and any other name stay. Failures on
+ * single entries are skipped: another process may sweep at the same time.
+ *
+ * @param dir - the temp directory (default the OS one)
+ * @param now - the clock, ms since the epoch
+ * @returns the names removed
+ */
+export async function sweepStdinCopies(dir: string = tmpdir(), now: number = Date.now()): Promise<string[]> {
+  let names: string[]
+  try {
+    names = await readdir(dir)
+  } catch {
+    return []
+  }
+  const uid = typeof process.getuid === 'function' ? process.getuid() : undefined
+  const removed: string[] = []
+  for (const name of names) {
+    if (!name.startsWith('delta-rlc-stdin-')) continue
+    const pidText = STDIN_COPY.exec(name)?.[1]
+    let grace: number
+    if (pidText !== undefined) {
+      const pid = Number(pidText)
+      if (pid === process.pid || processRuns(pid)) continue
+      grace = STDIN_COPY_GRACE_MS
+    } else if (LEGACY_STDIN_COPY.test(name)) {
+      grace = LEGACY_STDIN_COPY_GRACE_MS
+    } else {
+      continue
+    }
+    const path = join(dir, name)
+    try {
+      const s = await lstat(path)
+      if (!s.isDirectory() || (uid !== undefined && s.uid !== uid)) continue
+      let newest = s.mtimeMs
+      for (const child of await readdir(path))
+        newest = Math.max(newest, (await lstat(join(path, child))).mtimeMs)
+      if (now - newest < grace) continue
+      await rm(path, { recursive: true, force: true })
+      removed.push(name)
+    } catch {
+      // Gone already, or not ours to remove.
+    }
+  }
+  return removed
+}
+
+/** Whether a process runs (`kill(pid, 0)` succeeds or is refused as another user's). */
+function processRuns(pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (err) {
+    return (err as { code?: unknown } | null)?.code === 'EPERM'
+  }
 }
 
 /** Bytes looked at to tell a text file with only blank lines from one with content. */
@@ -68,7 +137,8 @@ export async function prepareInput(
         out.push(p)
         continue
       }
-      temp = await mkdtemp(join(tmpdir(), 'delta-rlc-stdin-'))
+      await sweepStdinCopies()
+      temp = await mkdtemp(join(tmpdir(), `delta-rlc-stdin-${process.pid}-`))
       const copy = join(temp, `stdin.${format === 'json' ? 'jsonl' : format}`)
       await copyStdin(ctx, copy)
       out.push(copy)

@@ -58,11 +58,29 @@ export function causeChain(err: unknown): Array<{ code?: string; name: string; m
       })
       cur = cur.cause
     } else {
-      out.push({ name: typeof cur, message: String(cur) })
+      out.push(describeCause(cur))
       break
     }
   }
   return out
+}
+
+/**
+ * A cause that is not an Error: a store's redacted request summary (`{ service, status, code,
+ * message, ... }`) is named by its service and shown as its fields; any other object as JSON.
+ */
+function describeCause(cause: unknown): { name: string; message: string } {
+  if (typeof cause !== 'object' || cause === null) return { name: typeof cause, message: String(cause) }
+  const { service, ...rest } = cause as Record<string, unknown>
+  const name = typeof service === 'string' ? service : (cause.constructor?.name ?? 'object')
+  const fields = typeof service === 'string' ? rest : (cause as Record<string, unknown>)
+  let text: string
+  try {
+    text = toJsonText(fields)
+  } catch {
+    text = String(cause)
+  }
+  return { name, message: text }
 }
 
 /**

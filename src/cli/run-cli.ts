@@ -27,6 +27,7 @@ import { scanCommand } from './commands/scan.js'
 import { sqlCommand } from './commands/sql.js'
 import { updateCommand } from './commands/update.js'
 import { vacuumCommand } from './commands/vacuum.js'
+import { redactingIo } from './redacting-io.js'
 import { EXIT, exitCodeOf, formatError, formatErrorJson } from './report-error.js'
 import { type CliIo, painterFor } from './terminal.js'
 
@@ -67,9 +68,10 @@ export const CLI_VERSION = '0.1.0'
  */
 export async function runCli(
   argv: readonly string[],
-  io: CliIo,
+  cliIo: CliIo,
   commands: readonly Command[] = COMMANDS,
 ): Promise<number> {
+  let io = cliIo
   const [name, ...rest] = argv
   const wantsJson = argv.includes('--json')
   if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
@@ -98,8 +100,10 @@ export async function runCli(
   try {
     ;({ values, positionals } = parseCommandArgs(command, rest))
   } catch (err) {
-    return fail(io, err, wantsJson, false, command)
+    return fail(redactingIo(io, rest), err, wantsJson, false, command)
   }
+  // From here on, a location's SAS token or password is never printed.
+  io = redactingIo(io, positionals)
   if (values.help === true) {
     io.stdout.write(`${commandHelp(command)}\n`)
     return EXIT.ok

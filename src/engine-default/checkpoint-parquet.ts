@@ -1,5 +1,6 @@
-import { randomUUID } from 'node:crypto'
-import { readFile, rm, stat, writeFile } from 'node:fs/promises'
+import { createHash, randomUUID } from 'node:crypto'
+import { constants } from 'node:fs'
+import { chmod, type FileHandle, open, rm, stat, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import {
   type DuckDBConnection,
@@ -16,7 +17,6 @@ import type {
 } from '../engine/engine.js'
 import { InvalidTableError, isDeltaError, StorageError } from '../errors/index.js'
 import { ACTION_KINDS } from '../protocol/actions.js'
-import { makeDirectories } from '../storage/make-directories.js'
 import type { ObjectStore } from '../storage/object-store.js'
 import { appendAll } from '../util/arrays.js'
 import {
@@ -27,9 +27,9 @@ import {
   splitRows,
 } from './checkpoint-typed-rows.js'
 import { dataPlaneError, dataPlaneFailureKind } from './duckdb-errors.js'
-import { type DuckDbRuntime, openStream, sqlIdent, sqlString } from './duckdb-runtime.js'
+import { type DuckDbRuntime, openStream, sqlFilePath, sqlIdent, sqlString } from './duckdb-runtime.js'
 import { duckType } from './duckdb-types.js'
-import { scratchEntryName } from './scratch-dir.js'
+import { ensureScratchDir, scratchEntryName } from './scratch-dir.js'
 import { type StagedFile, stageAllForRead } from './staging.js'
 
 // === Checkpoint schema ===
@@ -243,7 +243,7 @@ export class DuckDbParquetHandler implements ParquetHandler {
     let consumerError: { readonly error: unknown } | undefined
     try {
       await stageAllForRead(this.#store, keys, this.#scratchDir, opts?.signal, staged)
-      const list = `[${staged.map((s) => sqlString(s.path)).join(', ')}]`
+      const list = `[${staged.map((s) => sqlFilePath(s.path)).join(', ')}]`
       await this.#duck.withConnection(async (con) => {
         await checkRowsFitBytes(con, keys, staged)
         const source = `read_parquet(${list}, union_by_name = true)`
@@ -379,24 +379,45 @@ export class DuckDbParquetHandler implements ParquetHandler {
     jsonLines: readonly string[],
     opts?: CheckpointWriteOptions,
   ): Promise<number> {
-    await makeDirectories(this.#scratchDir)
+    await ensureScratchDir(this.#scratchDir)
     const id = randomUUID()
     const jsonPath = join(this.#scratchDir, scratchEntryName(`${id}.checkpoint.json`))
     const parquetPath = join(this.#scratchDir, scratchEntryName(`${id}.checkpoint.parquet`))
     try {
-      await writeFile(jsonPath, jsonLines.length === 0 ? '' : `${jsonLines.join('\n')}\n`)
+      await writeFile(jsonPath, jsonLines.length === 0 ? '' : `${jsonLines.join('\n')}\n`, {
+        mode: 0o600,
+        flag: 'wx',
+      })
       const columns = `{${checkpointColumns(opts)
         .map(([name, type]) => `${sqlString(name)}: ${sqlString(type)}`)
         .join(', ')}}`
-      await this.#duck.withConnection(async (con) => {
+      const written = await this.#duck.withConnection(async (con) => {
         // Timestamp text without a zone (timestamp_ntz bounds) must not move with the process's zone.
         await con.run(`SET TimeZone = 'UTC'`)
-        await con.run(
-          `COPY (SELECT * FROM read_json(${sqlString(jsonPath)}, format = 'newline_delimited', columns = ${columns})) ` +
-            `TO ${sqlString(parquetPath)} (FORMAT parquet, COMPRESSION snappy)`,
+        const copy = await con.runAndReadAll(
+          `COPY (SELECT * FROM read_json(${sqlFilePath(jsonPath)}, format = 'newline_delimited', columns = ${columns})) ` +
+            `TO ${sqlString(parquetPath)} (FORMAT parquet, COMPRESSION snappy, RETURN_STATS)`,
         )
+        const stats = copy.getRowObjectsJson()[0]
+        // DuckDB creates its files 0644; the checkpoint holds the table's schema and statistics.
+        await chmod(parquetPath, 0o600)
+        // Fingerprinted by the writer as soon as the file is complete, for the upload to check.
+        const print = await con.runAndReadAll(
+          `SELECT sha256(content) AS h FROM read_blob(${sqlFilePath(parquetPath)})`,
+        )
+        return {
+          rows: Number(stats?.count),
+          size: Number(stats?.file_size_bytes),
+          sha256: String(print.getRowObjectsJson()[0]?.h),
+        }
       })
-      const bytes = await readFile(parquetPath)
+      if (written.rows !== jsonLines.length) {
+        throw new StorageError(
+          `Cannot write checkpoint ${key}: DuckDB wrote ${written.rows} rows of ${jsonLines.length}; the scratch file was changed`,
+          { path: key, hint: SCRATCH_TAMPERED_HINT },
+        )
+      }
+      const bytes = await readScratchFileVerified(parquetPath, written)
       opts?.signal?.throwIfAborted()
       await this.#store.put(key, bytes, { signal: opts?.signal })
       return bytes.byteLength
@@ -409,6 +430,59 @@ export class DuckDbParquetHandler implements ParquetHandler {
       await rm(jsonPath, { force: true })
       await rm(parquetPath, { force: true })
     }
+  }
+}
+
+const SCRATCH_TAMPERED_HINT =
+  'Nothing was committed. Another process changed a file in the scratch directory: make sure no other user can write to it (engine option scratchDir).'
+
+/**
+ * Reads a file of the scratch directory back for upload, through one descriptor that follows no
+ * link, and checks it is the file that was written: this user's, with one name, of the size and
+ * SHA-256 recorded when it was written. A file replaced in between would otherwise be uploaded
+ * (a checkpoint of another user's choosing is a table state of their choosing).
+ *
+ * @param path - the file
+ * @param expected - its size in bytes and SHA-256 (hex) when written
+ * @returns its bytes
+ * @throws {StorageError} when the file differs from what was written
+ */
+export async function readScratchFileVerified(
+  path: string,
+  expected: { readonly size: number; readonly sha256: string },
+): Promise<Uint8Array> {
+  let handle: FileHandle
+  try {
+    handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW)
+  } catch (err) {
+    throw new StorageError(`The scratch file ${path} cannot be read back for upload: ${errorText(err)}`, {
+      path,
+      cause: err,
+      hint: SCRATCH_TAMPERED_HINT,
+    })
+  }
+  try {
+    const s = await handle.stat()
+    const uid = typeof process.getuid === 'function' ? process.getuid() : undefined
+    const problem =
+      !s.isFile() || s.nlink !== 1
+        ? 'it is not a plain file of one name'
+        : uid !== undefined && s.uid !== uid
+          ? `it belongs to another user (uid ${s.uid})`
+          : s.size !== expected.size
+            ? `it holds ${s.size} bytes, ${expected.size} were written`
+            : undefined
+    if (problem === undefined) {
+      const bytes = await handle.readFile()
+      const sha256 = createHash('sha256').update(bytes).digest('hex')
+      if (bytes.byteLength === expected.size && sha256 === expected.sha256) return bytes
+    }
+    throw new StorageError(
+      `The scratch file ${path} is not the one that was written (${problem ?? 'its content differs'}); it is not uploaded`,
+      { path, hint: SCRATCH_TAMPERED_HINT },
+    )
+  } finally {
+    await handle.close()
   }
 }
 

@@ -3,13 +3,12 @@ import { join } from 'node:path'
 import type { DuckDBConnection } from '@duckdb/node-api'
 import type { ColumnSpec, DataFileRef } from '../engine/data-plane.js'
 import { isDeltaError, StorageError } from '../errors/index.js'
-import { makeDirectories } from '../storage/make-directories.js'
 import type { ObjectStore } from '../storage/object-store.js'
 import { deletedPositionsOf } from './duckdb-deletion-mask.js'
 import { defineLiveRows } from './duckdb-live-rows.js'
 import { sqlIdent } from './duckdb-runtime.js'
 import { duckType } from './duckdb-types.js'
-import { defaultScratchDir, scratchEntryName } from './scratch-dir.js'
+import { defaultScratchDir, ensureScratchDir, scratchEntryName } from './scratch-dir.js'
 import { type StagedFile, stageAllForRead } from './staging.js'
 
 /** What {@link createLiveRowsView} shows. */
@@ -66,7 +65,7 @@ export async function createLiveRowsView(
     deletionMasks: `${name}__deletion_masks`,
   }
   const scratchRoot = defaultScratchDir()
-  await makeDirectories(scratchRoot)
+  await ensureScratchDir(scratchRoot)
   const scratch = await mkdtemp(join(scratchRoot, scratchEntryName('sql-')))
   const staged: StagedFile[] = []
   const release = async (): Promise<void> => {

@@ -10,7 +10,7 @@ import {
 } from './duckdb-deletion-mask.js'
 import { type PartitionLiteralColumn, partitionValueLiteral } from './duckdb-partition-literal.js'
 import { appendIndexedPositions } from './duckdb-row-appender.js'
-import { FILE_COL, ROW_COL, sqlIdent, sqlString } from './duckdb-runtime.js'
+import { FILE_COL, ROW_COL, sqlFilePath, sqlIdent, sqlString } from './duckdb-runtime.js'
 import { duckType, isPrimitive } from './duckdb-types.js'
 
 /** Name of the file index column of a {@link LiveRows} relation and of its files table. */
@@ -118,7 +118,7 @@ export interface LiveRows {
 export async function defineLiveRows(con: DuckDBConnection, request: LiveRowsRequest): Promise<LiveRows> {
   const { files, paths, columns, tables } = request
   const source =
-    `read_parquet([${paths.map(sqlString).join(', ')}], filename = ${sqlString(FILE_COL)}, ` +
+    `read_parquet([${paths.map(sqlFilePath).join(', ')}], filename = ${sqlString(FILE_COL)}, ` +
     'file_row_number = true, union_by_name = true, hive_partitioning = false)'
   const present = new Set(
     (await con.runAndReadAll(`DESCRIBE SELECT * FROM ${source}`)).getRows().map((r) => String(r[0])),
@@ -225,7 +225,7 @@ export async function footerRowCounts(con: DuckDBConnection, paths: readonly str
   if (paths.length === 0) return []
   const rows = (
     await con.runAndReadAll(
-      `SELECT file_name, num_rows FROM parquet_file_metadata([${paths.map(sqlString).join(', ')}])`,
+      `SELECT file_name, num_rows FROM parquet_file_metadata([${paths.map(sqlFilePath).join(', ')}])`,
     )
   ).getRows()
   const byPath = new Map(rows.map(([name, count]) => [String(name), Number(count)]))

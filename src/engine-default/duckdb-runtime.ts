@@ -9,8 +9,7 @@ import {
 } from '@duckdb/node-api'
 import { InvalidArgumentError, StorageError, TableClosedError } from '../errors/index.js'
 import { duckDbString } from '../expressions/render-duckdb.js'
-import { makeDirectories } from '../storage/make-directories.js'
-import { scratchEntryName } from './scratch-dir.js'
+import { defaultScratchDir, ensureScratchDir, scratchEntryName } from './scratch-dir.js'
 
 /** Settings of a {@link DuckDbRuntime}'s database. */
 export interface DuckDbRuntimeOptions {
@@ -69,8 +68,9 @@ export class DuckDbRuntime {
     const { threads, memoryLimit, scratchDir } = this.#options
     let tempDirectory: string | undefined
     if (scratchDir !== undefined) {
-      // DuckDB creates the spill directory itself, but not its parent.
-      await makeDirectories(scratchDir)
+      // DuckDB creates the spill directory itself, but not its parent; the parent being private
+      // keeps the spilled rows from other users.
+      await ensureScratchDir(scratchDir)
       tempDirectory = join(scratchDir, scratchEntryName(`duckdb-spill-${randomUUID()}`))
     }
     return createDuckDbInstance({ threads, memoryLimit, tempDirectory })
@@ -169,9 +169,9 @@ export interface DuckDbInstanceOptions {
   /**
    * Where DuckDB spills what does not fit in `memoryLimit` (sorts, joins, large MERGEs). DuckDB
    * creates the directory on the first spill (its parent must exist) and removes it when the
-   * database closes. By default a new directory under the OS temp dir: DuckDB's own default for
-   * an in-memory database, `.tmp` in the current working directory, would leave files wherever
-   * the process happened to run.
+   * database closes. By default a new entry of the default scratch directory (private to the
+   * user): DuckDB's own default for an in-memory database, `.tmp` in the current working
+   * directory, would leave files wherever the process happened to run.
    */
   readonly tempDirectory?: string | undefined
 }
@@ -206,16 +206,23 @@ export function duckDbMemoryLimit(limit: string | number): string {
  * @returns the database; close it with `closeSync()` when done
  * @throws {InvalidArgumentError} for an invalid `memoryLimit`
  */
-export function createDuckDbInstance(options: DuckDbInstanceOptions = {}): Promise<DuckDBInstance> {
+export async function createDuckDbInstance(options: DuckDbInstanceOptions = {}): Promise<DuckDBInstance> {
   const threads = options.threads ?? 0
   const memoryLimit = options.memoryLimit === undefined ? undefined : duckDbMemoryLimit(options.memoryLimit)
+  let tempDirectory = options.tempDirectory
+  if (tempDirectory === undefined) {
+    // Spilled rows are table data: they go to the private scratch directory, not the shared temp dir.
+    const scratch = defaultScratchDir()
+    await ensureScratchDir(scratch)
+    tempDirectory = join(scratch, scratchEntryName(`duckdb-spill-${randomUUID()}`))
+  }
   return DuckDBInstance.create(':memory:', {
     autoinstall_known_extensions: 'false',
     autoload_known_extensions: 'false',
     // A directory that is never created: nothing can be loaded from it, and nothing is left
     // behind (one created per instance piled up in the temp directory).
     extension_directory: join(tmpdir(), `delta-rlc-duckdb-ext-${randomUUID()}`),
-    temp_directory: options.tempDirectory ?? join(tmpdir(), `delta-rlc-duckdb-spill-${randomUUID()}`),
+    temp_directory: tempDirectory,
     ...(threads > 0 ? { threads: String(threads) } : {}),
     ...(memoryLimit === undefined ? {} : { memory_limit: memoryLimit }),
   })
@@ -237,6 +244,20 @@ export const ROW_COL = '__delta_rlc_row'
  */
 export function sqlString(s: string): string {
   return duckDbString(s)
+}
+
+/**
+ * Quotes a file path for DuckDB's file readers (`read_parquet`, ...), which expand glob
+ * characters: each of `[`, `]`, `*` and `?` becomes a one-character class, so the path names
+ * exactly the file it spells. A table's file names come from its log, which another writer wrote:
+ * a name such as `[e]vil/x.parquet` would otherwise read `evil/x.parquet` (which the checks on the
+ * named path never saw), and `*.parquet` would read files the table never committed.
+ *
+ * @param path - a local file path
+ * @returns the SQL string literal of the escaped path
+ */
+export function sqlFilePath(path: string): string {
+  return sqlString(path.replace(/[[\]*?]/g, (c) => `[${c}]`))
 }
 
 /**

@@ -29,7 +29,6 @@ import type { Expression } from '../expressions/ast.js'
 import { renderDuckDbSql } from '../expressions/render-duckdb.js'
 import { encodeAddPath, partitionDirectory, serializePartitionValue } from '../protocol/partition-values.js'
 import type { DataType } from '../protocol/schema.js'
-import { makeDirectories } from '../storage/make-directories.js'
 import type { ObjectStore } from '../storage/object-store.js'
 import { appendLiveEndedMasks, deletedPositionsOf, MASK_POSITION_LIMIT } from './duckdb-deletion-mask.js'
 import { dataPlaneError, dataPlaneFailureKind } from './duckdb-errors.js'
@@ -48,10 +47,10 @@ import {
   toPartitionInput,
   unknownColumn,
 } from './duckdb-row-appender.js'
-import { type DuckDbRuntime, ROW_COL, sqlIdent, sqlString } from './duckdb-runtime.js'
+import { type DuckDbRuntime, ROW_COL, sqlFilePath, sqlIdent, sqlString } from './duckdb-runtime.js'
 import { toJsValue } from './duckdb-values.js'
 import { writeZOrdered } from './duckdb-zorder.js'
-import { scratchEntryName } from './scratch-dir.js'
+import { ensureScratchDir, scratchEntryName } from './scratch-dir.js'
 import { type StagedFile, stageAllForRead } from './staging.js'
 import {
   type LayoutColumn,
@@ -417,7 +416,7 @@ export class DuckDbWriter implements DataWriter {
     signal?.throwIfAborted()
     let job: WriteJob | undefined
     try {
-      await makeDirectories(this.#scratchDir)
+      await ensureScratchDir(this.#scratchDir)
       const dir = await mkdtemp(join(this.#scratchDir, scratchEntryName('write-')))
       const con = await this.#duck.connect().catch(async (err: unknown) => {
         await rm(dir, { recursive: true, force: true })
@@ -1466,7 +1465,7 @@ export async function checkCompactionOutput(
   if (ranges.length === 0) return
   const output =
     `SELECT __f, hash(struct_pack(*COLUMNS(* EXCLUDE (__f)))) AS h FROM (SELECT file_row_number AS __f, * EXCLUDE (file_row_number) ` +
-    `FROM read_parquet(${sqlString(outputPath)}, file_row_number = true, hive_partitioning = false))`
+    `FROM read_parquet(${sqlFilePath(outputPath)}, file_row_number = true, hive_partitioning = false))`
   // The ranges are contiguous and sorted by start, so each row's range is the last one starting
   // at or before it: an ASOF join, which DuckDB runs as a merge instead of a range join per row.
   const actual = await readFingerprints(

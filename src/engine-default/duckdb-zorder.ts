@@ -3,7 +3,7 @@ import type { DuckDBConnection } from '@duckdb/node-api'
 import type { DataFileRef, RowTrackingColumns } from '../engine/data-plane.js'
 import type { WrittenFile, ZOrderOutput, ZOrderPermutation } from '../engine/data-writer.js'
 import { InternalError } from '../errors/index.js'
-import { FILE_COL, openStream, sqlString } from './duckdb-runtime.js'
+import { FILE_COL, openStream, sqlFilePath, sqlString } from './duckdb-runtime.js'
 import { verifyCompactionOrder } from './duckdb-writer.js'
 import type { WriteLayout } from './write-layout.js'
 
@@ -158,7 +158,7 @@ function keyWords(k: number): string[] {
 async function rowsPerFile(con: DuckDBConnection, paths: readonly string[], target: number): Promise<number> {
   let bytes = 0
   for (const p of paths) bytes += (await stat(p)).size
-  const list = `[${paths.map(sqlString).join(', ')}]`
+  const list = `[${paths.map(sqlFilePath).join(', ')}]`
   const rows = Number(
     (
       await con.runAndReadAll(

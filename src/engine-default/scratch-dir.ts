@@ -7,10 +7,16 @@
  * The sweep errs on the side of keeping: an entry whose pid runs (even a reused pid, or another
  * user's process), an entry of another user, an entry touched within the grace period (checked
  * on the entry and, for a directory, on what it holds) and any name it does not recognise stay.
+ *
+ * What the directory holds is read back and uploaded (checkpoints, written data files), so it must
+ * be private: {@link ensureScratchDir} refuses a directory another user could write to, and a
+ * checkpoint is checked against what DuckDB wrote before it is uploaded.
  */
-import { lstat, readdir, rm } from 'node:fs/promises'
+import { chmod, lstat, mkdir, readdir, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
-import { join, resolve } from 'node:path'
+import { dirname, join, resolve } from 'node:path'
+import { StorageError } from '../errors/index.js'
+import { makeDirectories } from '../storage/make-directories.js'
 
 /** Prefix of scratch entries: `drlc-<pid>-`. */
 const ENTRY = /^drlc-(\d+)-/
@@ -35,6 +41,44 @@ export const LEGACY_SCRATCH_GRACE_MS = 24 * 3_600_000
 export function defaultScratchDir(): string {
   const uid = typeof process.getuid === 'function' ? process.getuid() : undefined
   return join(tmpdir(), uid === undefined ? 'delta-rlc-scratch' : `delta-rlc-scratch-${uid}`)
+}
+
+/**
+ * Creates the scratch directory (mode 0700) or checks the one that exists: it must be a real
+ * directory (not a link) of this user that no other user can write to. Another user able to
+ * write there could replace a checkpoint between its write and its upload and so commit a table
+ * state of their choosing. The default directory, which older versions created 0755, is made
+ * 0700; a directory the caller chose is refused when others can write to it, never changed.
+ *
+ * @param dir - the scratch directory
+ * @returns once the directory is usable
+ * @throws {StorageError} when the directory is a link or not a directory, belongs to another
+ *   user, or (a directory the caller chose) is writable by group or others
+ */
+export async function ensureScratchDir(dir: string): Promise<void> {
+  const path = resolve(dir)
+  // Level by level: Node's recursive mkdir spins on paths such as /proc/x.
+  await makeDirectories(dirname(path))
+  try {
+    await mkdir(path, { mode: 0o700 })
+  } catch (err) {
+    if ((err as { code?: unknown }).code !== 'EEXIST') throw err
+  }
+  const s = await lstat(path)
+  const refuse = (why: string): never => {
+    throw new StorageError(`Refusing the scratch directory ${path}: ${why}`, {
+      path,
+      hint: 'Remove it, or pass the engine option scratchDir (a directory of your own, mode 0700).',
+    })
+  }
+  if (s.isSymbolicLink()) refuse('it is a symbolic link')
+  if (!s.isDirectory()) refuse('it is not a directory')
+  const uid = typeof process.getuid === 'function' ? process.getuid() : undefined
+  if (uid !== undefined && s.uid !== uid) refuse(`it belongs to another user (uid ${s.uid})`)
+  if (uid === undefined || (s.mode & 0o077) === 0) return
+  if (path === resolve(defaultScratchDir())) await chmod(path, 0o700)
+  else if ((s.mode & 0o022) !== 0)
+    refuse(`group or others can write to it (mode ${(s.mode & 0o777).toString(8)})`)
 }
 
 /**

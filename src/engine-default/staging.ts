@@ -2,11 +2,10 @@ import { randomUUID } from 'node:crypto'
 import { rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { DuckDBConnection } from '@duckdb/node-api'
-import { makeDirectories } from '../storage/make-directories.js'
 import type { ObjectStore } from '../storage/object-store.js'
 import { mapLimit } from '../util/map-limit.js'
 import type { DuckDbRuntime } from './duckdb-runtime.js'
-import { scratchEntryName } from './scratch-dir.js'
+import { ensureScratchDir, scratchEntryName } from './scratch-dir.js'
 import { createStagingCache, type StagingCache } from './staging-cache.js'
 
 /** A local file that holds an object's bytes, and how to let it go. */
@@ -73,11 +72,11 @@ export async function stageForRead(
   const cache = (store as CachedStore)[CACHE] ?? defaultCache
   if (cache.maxBytes > 0) return cache.acquire(store, key, signal)
   const bytes = await store.read(key, undefined, { signal })
-  await makeDirectories(scratchDir)
+  await ensureScratchDir(scratchDir)
   // DuckDB expands glob characters in paths: keep the name to safe characters.
   const name = key.slice(key.lastIndexOf('/') + 1).replace(/[^A-Za-z0-9._-]/g, '_')
   const path = join(scratchDir, scratchEntryName(`${randomUUID()}-${name}`))
-  await writeFile(path, bytes)
+  await writeFile(path, bytes, { mode: 0o600, flag: 'wx' })
   return { path, release: () => rm(path, { force: true }) }
 }
 

@@ -19,7 +19,7 @@
 import { type DuckDBConnection, DuckDBMapValue, type DuckDBValue } from '@duckdb/node-api'
 import { InternalError } from '../errors/index.js'
 import { parseTimestamp } from '../expressions/temporal.js'
-import { FILE_COL, sqlIdent, sqlString } from './duckdb-runtime.js'
+import { FILE_COL, sqlFilePath, sqlIdent, sqlString } from './duckdb-runtime.js'
 import { boundsOf, fileStatsJson, fileStatsQuery, type LeafStats } from './file-stats.js'
 import type { StatsLeaf } from './write-layout.js'
 
@@ -158,7 +158,7 @@ export async function writtenFilesStats(
     const query = fileStatsQuery(missing.map((i) => leaves[i] as StatsLeaf))
     const result = await con.runAndReadAll(
       `SELECT ${sqlIdent(FILE_COL)}, ${query.selectList} FROM read_parquet([${needy
-        .map((f) => sqlString(f.path))
+        .map((f) => sqlFilePath(f.path))
         .join(
           ', ',
         )}], filename = ${sqlString(FILE_COL)}, hive_partitioning = false) GROUP BY ${sqlIdent(FILE_COL)}`,
@@ -205,7 +205,7 @@ function footerColumnKey(path: readonly string[]): string | undefined {
  */
 async function exactFooterColumns(con: DuckDBConnection, paths: readonly string[]): Promise<Set<string>> {
   const result = await con.runAndReadAll(
-    `SELECT file_name, path_in_schema FROM parquet_metadata([${paths.map(sqlString).join(', ')}]) ` +
+    `SELECT file_name, path_in_schema FROM parquet_metadata([${paths.map(sqlFilePath).join(', ')}]) ` +
       'GROUP BY ALL HAVING bool_and(coalesce(num_values = stats_null_count, false) ' +
       'OR coalesce(min_is_exact AND max_is_exact, false))',
   )

@@ -1,15 +1,17 @@
 import { DeltaError } from './delta-error.js'
+import { redactLocation } from './redact-location.js'
 
 /** No Delta table (no `_delta_log` with a commit or checkpoint) at the location. */
 export class TableNotFoundError extends DeltaError {
   readonly code = 'DELTA_TABLE_NOT_FOUND'
+  /** The location, as {@link redactLocation} shows it. */
   readonly location: string
   constructor(location: string, options?: { cause?: unknown }) {
-    super(`No Delta table at ${location}: _delta_log has no commit or checkpoint`, {
+    super(`No Delta table at ${redactLocation(location)}: _delta_log has no commit or checkpoint`, {
       ...options,
       hint: 'Check the location, or create the table first (DeltaTable.create / delta-rlc create).',
     })
-    this.location = location
+    this.location = redactLocation(location)
   }
 }
 
@@ -30,12 +32,13 @@ export class TableClosedError extends DeltaError {
 /** `create` found a table already there and `ifExists` was `'error'`. */
 export class TableAlreadyExistsError extends DeltaError {
   readonly code = 'DELTA_TABLE_ALREADY_EXISTS'
+  /** The location, as {@link redactLocation} shows it. */
   readonly location: string
   constructor(location: string) {
-    super(`A Delta table already exists at ${location}`, {
+    super(`A Delta table already exists at ${redactLocation(location)}`, {
       hint: "Open it with DeltaTable.open, or pass ifExists: 'ignore'.",
     })
-    this.location = location
+    this.location = redactLocation(location)
   }
 }
 

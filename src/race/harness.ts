@@ -8,7 +8,7 @@ import { existsSync } from 'node:fs'
 import { mkdir, open, readdir, rm, writeFile } from 'node:fs/promises'
 import { join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { DeltaTable, InvalidArgumentError } from '../index.js'
+import { DeltaTable, InvalidArgumentError, redactLocation } from '../index.js'
 import { appendAll } from '../util/arrays.js'
 import { EventSink, type ExitEvent, type RaceEvent, type RunEvent, readEvents } from './events.js'
 import {
@@ -24,7 +24,7 @@ import { labelOf, type RaceReport, type RaceRunReport } from './report.js'
 import { renderHtmlReport } from './report-html.js'
 import { computeRunStats } from './stats.js'
 import { verifyRace } from './verify.js'
-import type { WriterTask } from './writer.js'
+import { RACE_LOCATION_ENV, type WriterTask } from './writer.js'
 
 /** Callbacks of {@link runRace}. */
 export interface RaceIo {
@@ -93,9 +93,12 @@ async function runOne(config: RaceConfig, verify: boolean, io: RaceIo): Promise<
   const label = labelOf(config.conflictsLabel)
   await mkdir(config.outDir, { recursive: true })
   await clearOldEvents(config.outDir)
-  log(`[${label}] creating ${config.location} with ${config.rows} rows in ${config.initialFiles} files`)
+  // What is logged or written to the run's files names the table without its secrets (a SAS
+  // token in an https:// location); the writers and the verifier get the real location.
+  const shown: RaceConfig = { ...config, location: redactLocation(config.location) }
+  log(`[${label}] creating ${shown.location} with ${config.rows} rows in ${config.initialFiles} files`)
   const initialVersion = await createRaceTable(config)
-  const header: RunEvent = { type: 'run', t: Date.now(), config, initialVersion }
+  const header: RunEvent = { type: 'run', t: Date.now(), config: shown, initialVersion }
   const harnessPath = join(config.outDir, 'harness.jsonl')
   const sink = new EventSink(harnessPath)
   sink.write(header)
@@ -115,7 +118,7 @@ async function runOne(config: RaceConfig, verify: boolean, io: RaceIo): Promise<
   )
   const report: RaceRunReport = {
     label,
-    config,
+    config: shown,
     eventsPath,
     initialVersion,
     stats,
@@ -178,6 +181,22 @@ async function mergeEvents(config: RaceConfig, harnessPath: string, outPath: str
 }
 
 // === Writer processes ===
+
+/**
+ * The command line and environment of a writer process: the task as JSON on the command line,
+ * where every local user can read it (`ps`), so with its location redacted; the real location,
+ * which may hold a SAS token, in the environment, which only the user can read.
+ *
+ * @param task - the writer's task
+ * @returns the arguments after the worker's entry point, and the environment
+ */
+export function writerProcessArgs(task: WriterTask): { args: string[]; env: NodeJS.ProcessEnv } {
+  const shown: WriterTask = {
+    ...task,
+    config: { ...task.config, location: redactLocation(task.config.location) },
+  }
+  return { args: [JSON.stringify(shown)], env: { ...process.env, [RACE_LOCATION_ENV]: task.config.location } }
+}
 
 /**
  * The writer processes of one run. Every child is tracked until it exits; `killAll` (called in
@@ -293,7 +312,9 @@ class Fleet {
     markReady: () => void,
   ): Promise<{ code: number | null; signal: string | null; stderr: string; pid: number | undefined }> {
     return new Promise((resolvePromise) => {
-      const child = fork(workerEntry(), [JSON.stringify(task)], {
+      const { args, env } = writerProcessArgs(task)
+      const child = fork(workerEntry(), args, {
+        env,
         execArgv: inheritedExecArgv(),
         stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
       })

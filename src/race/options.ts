@@ -482,7 +482,11 @@ export function isRemoteLocation(location: string): boolean {
  * @param name - the child's name
  */
 export function childLocation(location: string, name: string): string {
-  return isRemoteLocation(location) ? `${location.replace(/\/+$/, '')}/${name}` : join(location, name)
+  if (!isRemoteLocation(location)) return join(location, name)
+  // The query (an https:// location's SAS token) stays at the end.
+  const q = location.indexOf('?')
+  const [path, query] = q < 0 ? [location, ''] : [location.slice(0, q), location.slice(q)]
+  return `${path.replace(/\/+$/, '')}/${name}${query}`
 }
 
 function tableLocationOf(location: string): string {

@@ -21,6 +21,7 @@ import {
   FileNotFoundError,
   InvalidArgumentError,
   isDeltaError,
+  redactLocation,
   type Snapshot,
   TableScan,
   VersionNotFoundError,
@@ -429,7 +430,7 @@ async function verifyOpen(
 
   return Object.freeze({
     ok: out.checks.every((c) => c.ok) && out.first === undefined,
-    location,
+    location: redactLocation(location),
     eventsPath,
     runId: config.runId,
     initialVersion: header.initialVersion,

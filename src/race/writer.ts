@@ -29,6 +29,13 @@ import { seededRandom } from './random.js'
 import { type RaceTransaction, stageOperation } from './stage-op.js'
 
 /** What a writer process is told by the harness. */
+/**
+ * The environment variable that hands a writer process its table location: the task on its
+ * command line (visible to every local user in `ps`) carries the location redacted, since an
+ * `https://` location may hold a SAS token.
+ */
+export const RACE_LOCATION_ENV = 'DELTA_RLC_RACE_LOCATION'
+
 export interface WriterTask {
   readonly config: RaceConfig
   readonly writer: WriterSpec

@@ -18,6 +18,7 @@ import type {
   StorageSharedKeyCredential,
 } from '@azure/storage-blob'
 import { InvalidArgumentError, StorageError } from '../errors/index.js'
+import { redactLocation } from '../errors/redact-location.js'
 import { appendAll } from '../util/arrays.js'
 import type { FileMeta, ObjectStore, StoreCallOptions } from './object-store.js'
 import { readFully } from './read-fully.js'
@@ -427,10 +428,13 @@ function checkEndpoint(text: string): string {
   try {
     url = new URL(text)
   } catch (err) {
-    throw new InvalidArgumentError(`Invalid Azure endpoint '${redact(text, [])}': use an http(s) URL`, {
-      argument: 'endpoint',
-      cause: err,
-    })
+    throw new InvalidArgumentError(
+      `Invalid Azure endpoint '${redact(redactLocation(text), [])}': use an http(s) URL`,
+      {
+        argument: 'endpoint',
+        cause: err,
+      },
+    )
   }
   if ((url.protocol !== 'https:' && url.protocol !== 'http:') || url.search !== '') {
     throw new InvalidArgumentError(
@@ -454,11 +458,6 @@ function accountOfHost(host: string, location: string): { name: string; suffix: 
 
 function normalizePrefix(raw: string, location: string): string {
   return locationPrefix(raw, `Invalid Azure location '${redactLocation(location)}'`)
-}
-
-function redactLocation(location: string): string {
-  const q = location.indexOf('?')
-  return q < 0 ? location : `${location.slice(0, q)}?***`
 }
 
 function freezeLocation(location: AzureLocation): AzureLocation {

@@ -57,11 +57,31 @@ export interface RemoteStoreSettings {
  */
 export abstract class RemoteStore implements ObjectStore {
   readonly root: string
-  protected readonly settings: RemoteStoreSettings
+  // Private, so that neither util.inspect nor JSON.stringify reaches the secrets it lists.
+  readonly #settings: RemoteStoreSettings
 
   protected constructor(settings: RemoteStoreSettings) {
     this.root = settings.root
-    this.settings = settings
+    this.#settings = settings
+  }
+
+  /** The store's settings, secrets included: for the backend's own calls only. */
+  protected get settings(): RemoteStoreSettings {
+    return this.#settings
+  }
+
+  /**
+   * What `JSON.stringify` writes: the service and the root, never a credential.
+   *
+   * @returns `{ service, root }`
+   */
+  toJSON(): { readonly service: string; readonly root: string } {
+    return { service: this.#settings.service, root: this.root }
+  }
+
+  /** What `util.inspect` and `console.log` show: the same as {@link toJSON}. */
+  [Symbol.for('nodejs.util.inspect.custom')](): string {
+    return `${this.constructor.name} { service: ${JSON.stringify(this.#settings.service)}, root: ${JSON.stringify(this.root)} }`
   }
 
   // === What a backend supplies ===

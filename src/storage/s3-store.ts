@@ -23,6 +23,7 @@ import {
   StorageError,
   UnsupportedError,
 } from '../errors/index.js'
+import { redactLocation } from '../errors/redact-location.js'
 import { compareUtf8 } from './keys.js'
 import type { FileMeta, ObjectStore, StoreCallOptions } from './object-store.js'
 import { readFully } from './read-fully.js'
@@ -35,7 +36,7 @@ import {
   optionsWithLocation,
   RemoteStore,
 } from './remote-store.js'
-import { firstLine, type RequestFailure, sanitizedCause } from './request-failure.js'
+import { firstLine, type RequestFailure, redact, sanitizedCause } from './request-failure.js'
 import {
   type AttemptVerdict,
   backoffDelayMs,
@@ -210,7 +211,11 @@ export function createS3Store(
     bucket: location.bucket,
     prefix: location.prefix === '' ? '' : `${location.prefix}/`,
     policy: resolveRetryPolicy(options.retry),
-    secrets: Object.freeze([secretAccessKey, sessionToken].filter((s): s is string => s !== undefined)),
+    secrets: Object.freeze(
+      [secretAccessKey, sessionToken, ...endpointPasswords(endpoint)].filter(
+        (s): s is string => s !== undefined,
+      ),
+    ),
     conditionalPut: conditionalPut === 'enabled',
     pageSize,
   })
@@ -227,13 +232,23 @@ export function createS3Store(
 export function parseS3Location(location: string): S3Location {
   const m = /^s3a?:\/\/([^/?#]+)(?:\/([^?#]*))?$/i.exec(location)
   if (m === null) {
-    throw new InvalidArgumentError(`Invalid S3 location '${location}': use s3://<bucket>/<prefix>`, {
-      argument: 'location',
-    })
+    throw new InvalidArgumentError(
+      `Invalid S3 location '${redactLocation(location)}': use s3://<bucket>/<prefix>`,
+      {
+        argument: 'location',
+      },
+    )
   }
   const bucket = m[1]!
-  const prefix = locationPrefix(m[2] ?? '', `Invalid S3 location '${location}'`)
+  const prefix = locationPrefix(m[2] ?? '', `Invalid S3 location '${redactLocation(location)}'`)
   return Object.freeze({ bucket, prefix, display: `s3://${bucket}${prefix === '' ? '' : `/${prefix}`}` })
+}
+
+/** The password of an endpoint URL (`http://user:password@host`) as written and decoded: SDK messages may echo it. */
+function endpointPasswords(endpoint: string | undefined): string[] {
+  if (endpoint === undefined) return []
+  const password = new URL(endpoint).password
+  return password === '' ? [] : [password, decodeURIComponent(password)]
 }
 
 function checkEndpoint(text: string | undefined): string | undefined {
@@ -242,10 +257,13 @@ function checkEndpoint(text: string | undefined): string | undefined {
   try {
     url = new URL(text)
   } catch (err) {
-    throw new InvalidArgumentError(`Invalid S3 endpoint '${text}': use an http(s) URL`, {
-      argument: 'endpoint',
-      cause: err,
-    })
+    throw new InvalidArgumentError(
+      `Invalid S3 endpoint '${redact(redactLocation(text), [])}': use an http(s) URL`,
+      {
+        argument: 'endpoint',
+        cause: err,
+      },
+    )
   }
   if (url.protocol !== 'https:' && url.protocol !== 'http:') {
     throw new InvalidArgumentError(`Invalid S3 endpoint '${url.origin}': use an http(s) URL`, {

@@ -6,6 +6,7 @@ import {
   ConcurrentModificationError,
   InvalidArgumentError,
   isDeltaError,
+  redactLocation,
   TableClosedError,
 } from '../errors/index.js'
 import type { Expression } from '../expressions/ast.js'
@@ -160,7 +161,11 @@ export interface HistoryEntry {
  * ```
  */
 export class DeltaTable {
-  /** The location the table was opened at. */
+  /**
+   * The location the table was opened at, as it may be shown or stored: an `https://` location's
+   * query (a SAS token) reads `?***` and a URL password `***` (see {@link redactLocation}). The
+   * store keeps the real one.
+   */
   readonly location: string
   /** The engine doing the I/O. */
   readonly engine: Engine
@@ -182,7 +187,7 @@ export class DeltaTable {
   #closed = false
 
   private constructor(location: string, engine: Engine, ownsEngine: boolean, options: OpenOptions) {
-    this.location = location
+    this.location = redactLocation(location)
     this.engine = engine
     this.#ownsEngine = ownsEngine
     this.#options = options

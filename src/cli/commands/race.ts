@@ -1,9 +1,11 @@
 import { join, resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import {
   DeltaTable,
   InternalError,
   InvalidArgumentError,
   isDeltaError,
+  redactLocation,
   TableAlreadyExistsError,
 } from '../../index.js'
 import {
@@ -90,7 +92,7 @@ export const raceCommand: Command = {
   },
   positionals: { min: 1, max: 1, names: '<dir>' },
   async run(ctx, values, [location]) {
-    const loc = resolve(location as string)
+    const loc = localRaceDir(location as string)
     const eventsPath = stringOption(values, 'verify-events')
     if (eventsPath !== undefined) {
       const report = await verifyRace(
@@ -236,4 +238,29 @@ export class RaceTableExistsError extends TableAlreadyExistsError {
     super(table)
     this.hint = `A race creates its own table. Race in a new directory, or remove this one and its reports (rm -rf ${dir} ${outDir}); to check the earlier race again, run: delta-rlc race ${dir} --verify-events ${join(outDir, 'events.jsonl')}`
   }
+}
+
+/**
+ * The local directory a race runs in. The command forks its writers on one machine and keeps its
+ * events beside the table: an object-store location (`az://`, `s3://`, `https://`) would be taken
+ * for a relative path, so it is refused.
+ *
+ * @param location - the `<dir>` argument
+ * @returns the absolute directory
+ * @throws {UsageError} for a location with a scheme other than `file://`
+ */
+function localRaceDir(location: string): string {
+  if (location.startsWith('file://')) return fileURLToPath(location)
+  const scheme = /^([a-z][a-z0-9+.-]*):\/\//i.exec(location)?.[1]
+  if (scheme !== undefined) {
+    throw new UsageError(
+      `The race command runs on a local directory, not on ${redactLocation(location)}`,
+      'race',
+      {
+        argument: '<dir>',
+        hint: `Give a local directory (or a file:// URL): the command races on local tables only, not on ${scheme}:// locations.`,
+      },
+    )
+  }
+  return resolve(location)
 }

@@ -1,15 +1,16 @@
 /**
  * The embedded DuckDB: it reads and writes Parquet with no extension directory on disk, an
- * engine leaves nothing behind in the temp directory, and what does not fit its memory limit
+ * engine leaves nothing behind in the temp directory but the user's empty private scratch directory, and what does not fit its memory limit
  * spills into the scratch directory (never into the working directory), gone once it closes.
  */
 import assert from 'node:assert/strict'
 import { existsSync } from 'node:fs'
-import { mkdtemp, readdir, rm } from 'node:fs/promises'
+import { mkdtemp, readdir, rm, stat } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { basename, join } from 'node:path'
 import { describe, it } from 'node:test'
 import { DuckDbRuntime, duckDbMemoryLimit, sqlString } from '../../../src/engine-default/duckdb-runtime.js'
+import { defaultScratchDir } from '../../../src/engine-default/scratch-dir.js'
 import { DeltaTable } from '../../../src/index.js'
 
 describe('DuckDbRuntime', () => {
@@ -26,7 +27,11 @@ describe('DuckDbRuntime', () => {
       })
       await runtime.close()
       assert.deepEqual(rows, [[42]])
-      assert.deepEqual(await readdir(scratch), ['probe.parquet'])
+      // Only the user's private scratch directory (where a spill would go), and it is empty.
+      const own = basename(defaultScratchDir())
+      assert.deepEqual((await readdir(scratch)).sort(), [own, 'probe.parquet'].sort())
+      assert.deepEqual(await readdir(join(scratch, own)), [])
+      assert.equal((await stat(join(scratch, own))).mode & 0o777, 0o700)
     } finally {
       if (saved === undefined) delete process.env.TMPDIR
       else process.env.TMPDIR = saved
