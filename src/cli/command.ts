@@ -5,6 +5,8 @@ import {
   InvalidArgumentError,
   type OpenOptions,
   parseConflictFlags,
+  parseDdlSchema,
+  type StructType,
 } from '../index.js'
 import { CONFLICT_CASE_FLAGS } from '../race/options.js'
 import { toJsonText } from './render.js'
@@ -297,6 +299,54 @@ export function stringOption(values: OptionValues, name: string): string | undef
   const v = values[name]
   if (Array.isArray(v)) return v.length === 0 ? undefined : String(v[v.length - 1])
   return typeof v === 'string' ? v : undefined
+}
+
+/**
+ * A predicate option such as `--where`. Blank is refused: it is almost always an unset shell
+ * variable, and taking it for every row would act on every row.
+ *
+ * @param values - the parsed options
+ * @param name - the option, e.g. `where`
+ * @param command - the command, for the usage hint
+ * @param everyRow - what acting on every row takes, for the message (default `--NAME true`)
+ * @returns the predicate text, or undefined when absent
+ * @throws {UsageError} when the value is blank
+ */
+export function predicateOption(
+  values: OptionValues,
+  name: string,
+  command: string,
+  everyRow = `--${name} true`,
+): string | undefined {
+  const v = stringOption(values, name)
+  if (v !== undefined && v.trim() === '') {
+    throw new UsageError(
+      `--${name} is ${v === '' ? 'empty' : 'blank'}: give a SQL predicate (${everyRow} for every row)`,
+      command,
+      { argument: name },
+    )
+  }
+  return v
+}
+
+/**
+ * A schema DDL argument, parsed.
+ *
+ * @param ddl - the DDL text
+ * @param command - the command, for the usage error
+ * @returns the schema
+ * @throws {UsageError} when the DDL does not parse (exit 1, as any malformed argument)
+ */
+export function ddlArgument(ddl: string, command: string): StructType {
+  try {
+    return parseDdlSchema(ddl)
+  } catch (err) {
+    if (!(err instanceof InvalidArgumentError)) throw err
+    throw new UsageError(err.message, command, {
+      argument: err.argument ?? 'schema',
+      ...(err.hint === undefined ? {} : { hint: err.hint }),
+    })
+  }
 }
 
 /**

@@ -1,18 +1,19 @@
-import { access } from 'node:fs/promises'
-import { extname, resolve } from 'node:path'
+import { createReadStream, createWriteStream, rmSync } from 'node:fs'
+import { access, mkdtemp, stat } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { basename, extname, join, resolve } from 'node:path'
+import { pipeline } from 'node:stream/promises'
 import {
   type DuckDBArrayType,
-  DuckDBBlobValue,
   type DuckDBConnection,
   type DuckDBDecimalType,
   type DuckDBListType,
+  DuckDBListValue,
   type DuckDBMapType,
   type DuckDBStructType,
   type DuckDBType,
   DuckDBTypeId,
-  type DuckDBValue,
 } from '@duckdb/node-api'
-import { isInteger, isSafeNumber, parse } from 'lossless-json'
 import {
   FileNotFoundError,
   InvalidArgumentError,
@@ -29,6 +30,8 @@ import {
   type StreamFailure,
 } from '../subpaths/duckdb.js'
 import { UsageError } from './command.js'
+import { type ColumnRead, columnRead, NUMBER_MACROS, readsAsText, typeText } from './input-values.js'
+import { JsonNumberText } from './json-number-text.js'
 
 /** Formats of input files. */
 export type InputFormat = 'json' | 'csv' | 'parquet'
@@ -139,24 +142,57 @@ export async function openInputFiles(
   }
   const instance = await createDuckDbInstance()
   const con = await instance.connect()
+  let scratch: string | undefined
   const close = () => {
     con.closeSync()
     instance.closeSync()
+    if (scratch !== undefined) rmSync(scratch, { recursive: true, force: true })
   }
   try {
     await con.run(`SET TimeZone = 'UTC'`)
-    const sourceOf = (files: readonly string[]): string => {
-      const list = `[${files.map(sqlString).join(', ')}]`
-      return format === 'json'
-        ? `read_json_auto(${list}, union_by_name = true)`
-        : format === 'csv'
-          ? `read_csv_auto(${list}, union_by_name = true, header = true)`
-          : `read_parquet(${list}, union_by_name = true)`
+    for (const macro of NUMBER_MACROS) await con.run(macro)
+    const scratchFile = async (name: string): Promise<string> => {
+      scratch ??= await mkdtemp(join(tmpdir(), 'delta-rlc-input-'))
+      return join(scratch, name)
     }
-    const source = sourceOf(absolute)
+    // The files DuckDB reads: a stream (a FIFO, a device) is read once into a file, since
+    // DuckDB reads its input several times; a JSON file is copied with its numbers as text
+    // (see JsonNumberText), since DuckDB's JSON reader parses numbers as doubles.
+    const typed: string[] = []
+    const read: string[] = []
+    const names = new Map<string, string>()
+    for (const [i, p] of absolute.entries()) {
+      let from = p
+      if (!(await stat(p)).isFile()) {
+        from = await scratchFile(`${i}-stream-${basename(p)}`)
+        await pipeline(createReadStream(p), createWriteStream(from))
+      }
+      typed.push(from)
+      let to = from
+      if (format === 'json') {
+        to = await scratchFile(`${i}-text-${basename(p)}`)
+        await pipeline(createReadStream(from), new JsonNumberText(), createWriteStream(to))
+      }
+      read.push(to)
+      names.set(from, p)
+      names.set(to, p)
+    }
+    const csvOptions = format === 'csv' ? await csvReadOptions(con, read, names) : ''
+    const sourceOf = (files: readonly string[], text: readonly string[] = []): string => {
+      const list = `[${files.map(sqlString).join(', ')}]`
+      if (format === 'json') return `read_json_auto(${list}, union_by_name = true)`
+      if (format === 'parquet') return `read_parquet(${list}, union_by_name = true)`
+      const types =
+        text.length === 0 ? '' : `, types = {${text.map((c) => `${sqlString(c)}: 'VARCHAR'`).join(', ')}}`
+      return `read_csv_auto(${list}, union_by_name = true, header = true${csvOptions}${types})`
+    }
+    const source = sourceOf(read)
     let columns: InputColumn[]
     try {
-      const probe = await con.run(`SELECT * FROM ${source} LIMIT 0`)
+      // The types are DuckDB's reading of the input as given (JSON numbers as numbers).
+      const probe = await con.run(
+        `SELECT * FROM ${format === 'json' ? `read_json_auto([${typed.map(sqlString).join(', ')}], union_by_name = true)` : source} LIMIT 0`,
+      )
       const names = probe.columnNames()
       const types = probe.columnTypes()
       columns = names.map((name, i) => ({ name, duckType: types[i] as DuckDBType }))
@@ -184,7 +220,16 @@ export async function openInputFiles(
         })
       }
     }
-    const input: InputSource = { con, format, files: absolute, source, sourceOf, columns, countRows }
+    const input: InputSource = {
+      con,
+      format,
+      files: read,
+      nameOf: (file) => names.get(file) ?? file,
+      source,
+      sourceOf,
+      columns,
+      countRows,
+    }
     return {
       format,
       columns,
@@ -236,9 +281,110 @@ function chosenColumns(
  * every reader below (and the search for a bad value) sees the same columns as the query.
  */
 function columnsRead(input: InputSource, schema: StructType, extra: ExtraColumns): InputSource {
-  if (extra !== 'ignore') return input
-  const names = new Set(schema.fields.map((f) => f.name.toLowerCase()))
-  return { ...input, columns: input.columns.filter((c) => names.has(c.name.toLowerCase())) }
+  const byName = new Map(schema.fields.map((f) => [f.name.toLowerCase(), f]))
+  const columns =
+    extra === 'ignore' ? input.columns.filter((c) => byName.has(c.name.toLowerCase())) : input.columns
+  if (input.format !== 'csv') return { ...input, columns }
+  // CSV values are read as text where the column's type is checked from the text (numbers
+  // exactly, digit by digit), so that no value passes through the type DuckDB's sniffer guessed
+  // from the first rows.
+  const text = columns
+    .filter((c) => {
+      const field = byName.get(c.name.toLowerCase())
+      return field === undefined
+        ? c.duckType.typeId !== DuckDBTypeId.DATE && !isTimestamp(c.duckType)
+        : readsAsText(field.type)
+    })
+    .map((c) => c.name)
+  return {
+    ...input,
+    columns,
+    source: input.sourceOf(input.files, text),
+    sourceOf: (files) => input.sourceOf(files, text),
+  }
+}
+
+function isTimestamp(t: DuckDBType): boolean {
+  return (
+    t.typeId === DuckDBTypeId.TIMESTAMP ||
+    t.typeId === DuckDBTypeId.TIMESTAMP_TZ ||
+    t.typeId === DuckDBTypeId.TIMESTAMP_S ||
+    t.typeId === DuckDBTypeId.TIMESTAMP_MS ||
+    t.typeId === DuckDBTypeId.TIMESTAMP_NS
+  )
+}
+
+/**
+ * The options that make DuckDB's CSV reader honour double quotes: when its sniffer finds no
+ * quote character in the rows it samples, it reads a `"` as text, so an unterminated quote
+ * would pass silently (and a quoted field after the sample would be split at its commas).
+ * Such a file is first read strictly with `"` as the quote, which names the line of a quote
+ * that is never closed.
+ *
+ * @returns extra `read_csv_auto` options, or `''` when the sniffer's dialect stands
+ * @throws {InvalidArgumentError} naming the file and line of an unterminated quote
+ */
+async function csvReadOptions(
+  con: DuckDBConnection,
+  files: readonly string[],
+  names: ReadonlyMap<string, string>,
+): Promise<string> {
+  const unquoted: { file: string; delimiter: string; columns: readonly string[] }[] = []
+  for (const file of files) {
+    let row: readonly unknown[] | undefined
+    try {
+      row = (
+        await con.runAndReadAll(
+          `SELECT Delimiter, Quote, list_transform(Columns, c -> c.name) FROM sniff_csv(${sqlString(file)})`,
+        )
+      ).getRows()[0]
+    } catch {
+      // The reader reports a file it cannot read at all, with its own message.
+      return ''
+    }
+    const quote = String(row?.[1] ?? '')
+    if (quote === '"') continue
+    if (quote !== '' && quote !== '(empty)' && quote !== '\0') return ''
+    const list = row?.[2]
+    const columns = list instanceof DuckDBListValue ? list.items.map(String) : []
+    unquoted.push({ file, delimiter: String(row?.[0] ?? ','), columns })
+  }
+  if (unquoted.length === 0) return ''
+  const forced = `, quote = '"', escape = '"'`
+  for (const u of unquoted) {
+    // Past the sniffer's sample the reader itself names an unterminated quote's line. Within
+    // it, the sniffer settles for a dialect that reads the file otherwise (often as one column),
+    // which the strict read below tells apart.
+    const probe = await con
+      .run(`SELECT * FROM read_csv_auto(${sqlString(u.file)}, header = true${forced}) LIMIT 0`)
+      .then((r) => r.columnNames().join('\u0000'))
+      .catch(() => undefined)
+    if (probe === u.columns.join('\u0000')) continue
+    const columns = u.columns.map((c) => `${sqlString(c)}: 'VARCHAR'`).join(', ')
+    try {
+      await con.run(
+        `SELECT count(*) FROM read_csv(${sqlString(u.file)}, auto_detect = false, header = true, ` +
+          `delim = ${sqlString(u.delimiter)}, quote = '"', escape = '"', strict_mode = true, columns = {${columns}})`,
+      )
+    } catch (err) {
+      const message = err instanceof Error ? err.message : String(err)
+      if (!/unterminated quote/i.test(message)) continue
+      const line = /CSV Error on Line: (\d+)/.exec(message)?.[1]
+      const where = [
+        `file ${names.get(u.file) ?? u.file}`,
+        ...(line === undefined ? [] : [`line ${line} (row ${Number(line) - 1})`]),
+      ]
+      throw new InvalidArgumentError(
+        `The input cannot be read at ${where.join(', ')}: a value opens a double quote that is never closed`,
+        {
+          argument: 'input',
+          cause: err,
+          hint: 'Nothing was committed. Close the quote, or double a quote that belongs to the value ("" inside a quoted field).',
+        },
+      )
+    }
+  }
+  return forced
 }
 
 /** The Delta type of a timestamp without a time zone: UTC `timestamp`, or `timestamp_ntz`. */
@@ -369,28 +515,32 @@ export function deltaTypeOf(
 
 // === Reading rows ===
 
-type Converter = (v: DuckDBValue) => unknown
-
 /** An opened input, as the readers below need it. */
 interface InputSource {
   readonly con: DuckDBConnection
   readonly format: InputFormat
-  /** Absolute paths, in the order given. */
+  /** The files DuckDB reads (copies of streams and of JSON files), in the order given. */
   readonly files: readonly string[]
+  /** The input file, as given, that a file DuckDB reads stands for. */
+  nameOf(file: string): string
   /** The DuckDB table function reading every file. */
   readonly source: string
-  /** The DuckDB table function reading some of the files. */
-  sourceOf(files: readonly string[]): string
+  /**
+   * The DuckDB table function reading some of the files.
+   *
+   * @param text - CSV columns read as text, whatever type DuckDB's sniffer finds for them
+   */
+  sourceOf(files: readonly string[], text?: readonly string[]): string
   readonly columns: readonly InputColumn[]
   countRows(): Promise<number>
 }
 
 /** One input column as read: its row key, its converting SQL over `ref`, and its conversion. */
-interface SelectedColumn {
+interface SelectedColumn extends ColumnRead {
   readonly name: string
+  /** The column's Delta type, as messages write it. */
+  readonly deltaType: string
   readonly ref: string
-  readonly sql: string
-  readonly convert: Converter
   /** False for a table column that is not nullable. */
   readonly nullable: boolean
 }
@@ -413,7 +563,8 @@ function selectColumns(input: InputSource, schema: StructType, extra: ExtraColum
       name: field?.name ?? c.name,
       ref,
       nullable: field?.nullable ?? true,
-      ...selectFor(ref, type),
+      deltaType: typeText(type),
+      ...columnRead(ref, type),
     })
   }
   return selected
@@ -568,6 +719,11 @@ async function locateBadValue(
 ): Promise<BadValue> {
   const full = failure.cause instanceof Error ? failure.cause.message : failure.detail
   const found = await locateValue(input, selected, failure, full)
+  if (found.file !== undefined) found.file = input.nameOf(found.file)
+  // DuckDB's own readers name their types ('DOUBLE', 'DATE'): the message names the column's.
+  const col = selected.find((s) => s.name === found.column)
+  const cast = /^Could not convert string (["'])(.*)\1 to '?[^']*'?\s*$/.exec(found.reason)
+  if (col !== undefined && cast) found.reason = `'${cast[2]}' is not a ${col.deltaType}`
   if (found.line !== undefined && found.row === undefined) {
     found.row = input.format === 'csv' ? found.line - 1 : found.line
   }
@@ -588,6 +744,9 @@ async function locateValue(
     const message = err instanceof Error ? err.message : String(err)
     return { ...parseReaderError(message), reason: reasonOf(message) }
   }
+  // A value the column's type refuses says so itself: the first such row, in one pass a file.
+  const problem = await findProblem(input, selected)
+  if (problem !== undefined) return problem
   const found: BadValue = { ...parseReaderError(full), reason: reasonOf(full) }
   if (found.column === undefined) {
     const bad = await findBadColumn(input, selected, failure.cause instanceof Error ? full : undefined)
@@ -601,6 +760,41 @@ async function locateValue(
     if (col !== undefined) Object.assign(found, await findBadRow(input, col))
   }
   return found
+}
+
+/**
+ * The first row, file by file, with a value its column's type refuses, and what is wrong with it.
+ */
+async function findProblem(
+  input: InputSource,
+  selected: readonly SelectedColumn[],
+): Promise<BadValue | undefined> {
+  const checked = selected.filter((s) => s.problem !== 'NULL')
+  if (checked.length === 0) return undefined
+  const problems = checked.map((s, i) => `(${s.problem}) AS p${i}`).join(', ')
+  const any = checked.map((_, i) => `p${i}`).join(', ')
+  for (const file of input.files) {
+    const r = await input.con.runAndReadAll(
+      `SELECT n, ${any} FROM (SELECT row_number() OVER () AS n, ${problems} FROM ${input.sourceOf([file])}) ` +
+        `WHERE coalesce(${any}) IS NOT NULL ORDER BY n LIMIT 1`,
+    )
+    const row = r.getRows()[0]
+    if (row === undefined) continue
+    const index = row.slice(1).findIndex((v) => v !== null)
+    const rowNumber = Number(row[0])
+    return {
+      file: input.nameOf(file),
+      row: rowNumber,
+      ...(input.format === 'csv'
+        ? { line: rowNumber + 1 }
+        : input.format === 'json'
+          ? { line: rowNumber }
+          : {}),
+      column: checked[index]?.name,
+      reason: String(row[index + 1]),
+    }
+  }
+  return undefined
 }
 
 /** File, line and column named by a DuckDB reader error (CSV and JSON readers name them). */
@@ -622,6 +816,9 @@ function parseReaderError(message: string): Omit<BadValue, 'reason'> {
 
 /** The sentence of a DuckDB message that says what is wrong with the value. */
 function reasonOf(message: string): string {
+  if (/unterminated quote/i.test(message)) return 'a value opens a double quote that is never closed'
+  const raised = /^Invalid Input Error: (?!CSV Error)([^\n]*)/.exec(message)
+  if (raised) return (raised[1] as string).trim()
   const convert = /Could not convert[^\n]*/.exec(message)
   if (convert) return convert[0].trim()
   const columns = /Expected Number of Columns: \d+ Found: \d+/.exec(message)
@@ -676,14 +873,14 @@ async function findBadColumn(
 async function findBadRow(input: InputSource, col: SelectedColumn): Promise<Omit<BadValue, 'reason'>> {
   for (const file of input.files) {
     const r = await input.con.runAndReadAll(
-      `SELECT n FROM (SELECT row_number() OVER () AS n, ${col.ref} AS raw, try(${col.sql}) AS v ` +
+      `SELECT n FROM (SELECT row_number() OVER () AS n, ${col.ref} AS raw, try(${col.value}) AS v ` +
         `FROM ${input.sourceOf([file])}) WHERE v IS NULL AND raw IS NOT NULL ORDER BY n LIMIT 1`,
     )
     const n = r.getRows()[0]?.[0]
     if (n !== undefined && n !== null) {
       const row = Number(n)
       return {
-        file,
+        file: input.nameOf(file),
         row,
         ...(input.format === 'csv' ? { line: row + 1 } : input.format === 'json' ? { line: row } : {}),
       }
@@ -704,7 +901,7 @@ async function nullValueError(input: InputSource, col: SelectedColumn): Promise<
     if (n === undefined || n === null) continue
     const row = Number(n)
     const line = input.format === 'csv' ? row + 1 : input.format === 'json' ? row : undefined
-    where = ` at file ${file}, ${line === undefined ? `row ${row}` : `line ${line} (row ${row})`},`
+    where = ` at file ${input.nameOf(file)}, ${line === undefined ? `row ${row}` : `line ${line} (row ${row})`},`
     break
   }
   return new InvalidArgumentError(
@@ -713,80 +910,6 @@ async function nullValueError(input: InputSource, col: SelectedColumn): Promise<
       argument: 'input',
       hint: 'Nothing was committed. Give the column a value in every row of the input, or append into a table where it is nullable.',
     },
-  )
-}
-
-/** The SQL that reads a column as a Delta type, and the conversion of its result to a row value. */
-function selectFor(ref: string, type: DataType): { sql: string; convert: Converter } {
-  const text: Converter = (v) => (v === null ? null : String(v))
-  if (typeof type !== 'string') {
-    return {
-      sql: `CAST(to_json(CAST(${ref} AS ${duckTypeText(type)})) AS VARCHAR)`,
-      convert: (v) => (v === null ? null : parseJsonExact(String(v))),
-    }
-  }
-  if (type.startsWith('decimal')) {
-    const m = /^decimal\((\d+),\s*(\d+)\)$/.exec(type)
-    return { sql: `CAST(CAST(${ref} AS DECIMAL(${m?.[1]}, ${m?.[2]})) AS VARCHAR)`, convert: text }
-  }
-  switch (type) {
-    case 'long':
-      return { sql: `CAST(${ref} AS BIGINT)`, convert: (v) => (v === null ? null : BigInt(v as bigint)) }
-    case 'integer':
-    case 'short':
-    case 'byte':
-      return { sql: `CAST(${ref} AS INTEGER)`, convert: (v) => (v === null ? null : Number(v)) }
-    case 'float':
-    case 'double':
-      return { sql: `CAST(${ref} AS DOUBLE)`, convert: (v) => (v === null ? null : Number(v)) }
-    case 'boolean':
-      return { sql: `CAST(${ref} AS BOOLEAN)`, convert: (v) => (v === null ? null : Boolean(v)) }
-    case 'binary':
-      return {
-        sql: `CAST(${ref} AS BLOB)`,
-        convert: (v) => (v instanceof DuckDBBlobValue ? new Uint8Array(v.bytes) : v === null ? null : v),
-      }
-    case 'date':
-      return { sql: `CAST(CAST(${ref} AS DATE) AS VARCHAR)`, convert: text }
-    case 'timestamp':
-      return { sql: `strftime(CAST(${ref} AS TIMESTAMPTZ), '%Y-%m-%dT%H:%M:%S.%fZ')`, convert: text }
-    case 'timestamp_ntz':
-      return { sql: `strftime(CAST(${ref} AS TIMESTAMP), '%Y-%m-%dT%H:%M:%S.%f')`, convert: text }
-    default:
-      return { sql: `CAST(${ref} AS VARCHAR)`, convert: text }
-  }
-}
-
-/** DuckDB type text of a Delta type, for casting nested input values. */
-function duckTypeText(type: DataType): string {
-  if (typeof type === 'string') {
-    const m = /^decimal\((\d+),\s*(\d+)\)$/.exec(type)
-    if (m) return `DECIMAL(${m[1]}, ${m[2]})`
-    const simple: Record<string, string> = {
-      long: 'BIGINT',
-      integer: 'INTEGER',
-      short: 'SMALLINT',
-      byte: 'TINYINT',
-      float: 'FLOAT',
-      double: 'DOUBLE',
-      boolean: 'BOOLEAN',
-      binary: 'BLOB',
-      date: 'DATE',
-      timestamp: 'TIMESTAMPTZ',
-      timestamp_ntz: 'TIMESTAMP',
-    }
-    return simple[type] ?? 'VARCHAR'
-  }
-  if (type.type === 'struct')
-    return `STRUCT(${type.fields.map((f) => `"${f.name.replaceAll('"', '""')}" ${duckTypeText(f.type)}`).join(', ')})`
-  if (type.type === 'array') return `${duckTypeText(type.elementType)}[]`
-  return `MAP(${duckTypeText(type.keyType)}, ${duckTypeText(type.valueType)})`
-}
-
-/** JSON with integers kept exact: safe ones as numbers, larger ones as bigints. */
-function parseJsonExact(text: string): unknown {
-  return parse(text, null, (value: string) =>
-    isInteger(value) ? (isSafeNumber(value) ? Number(value) : BigInt(value)) : Number(value),
   )
 }
 

@@ -1,14 +1,15 @@
 /**
  * The input files of a command, made ready before DuckDB opens them: `-` stands for standard
  * input, which is copied to a private temp file (DuckDB reads its input several times: to find
- * the columns, to check every value, then to stream the rows), and a file with no content is
- * refused with its own message, where DuckDB would invent a column for it.
+ * the columns, to check every value, then to stream the rows), as is any path that is a stream
+ * rather than a regular file (a FIFO, `/dev/stdin`, a process substitution); a file with no
+ * content is refused with its own message, where DuckDB would invent a column for it.
  *
  * A copy is named `delta-rlc-stdin-<pid>-...` after its process: a process killed mid-command
  * (SIGKILL) leaves its copy behind, and the next command that reads standard input removes the
  * copies of processes that no longer run, once they are {@link STDIN_COPY_GRACE_MS} old.
  */
-import { createWriteStream } from 'node:fs'
+import { createReadStream, createWriteStream } from 'node:fs'
 import { lstat, mkdtemp, open, readdir, rm, stat } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
@@ -96,6 +97,12 @@ function processRuns(pid: number): boolean {
 /** Bytes looked at to tell a text file with only blank lines from one with content. */
 const BLANK_PROBE_BYTES = 64 * 1024
 
+/** Sweeps the copies of processes gone, then makes this process's own copy directory. */
+async function stdinCopyDir(): Promise<string> {
+  await sweepStdinCopies()
+  return mkdtemp(join(tmpdir(), `delta-rlc-stdin-${process.pid}-`))
+}
+
 /**
  * Copies standard input to a temp file when `-` is among the paths, and refuses empty inputs.
  *
@@ -132,15 +139,24 @@ export async function prepareInput(
   }
   try {
     const out: string[] = []
-    for (const p of paths) {
-      if (p !== STDIN_PATH) {
+    const extension = format === 'json' ? 'jsonl' : format
+    for (const [i, p] of paths.entries()) {
+      if (p === STDIN_PATH) {
+        temp ??= await stdinCopyDir()
+        const copy = join(temp, `${i}-stdin.${extension}`)
+        await copyStream(ctx, ctx.io.stdin, copy)
+        out.push(copy)
+        continue
+      }
+      // A stream has no size (stat says 0) and can be read once: it is read to its end first.
+      const kind = await stat(resolve(p)).catch(() => undefined)
+      if (kind === undefined || kind.isFile() || kind.isDirectory()) {
         out.push(p)
         continue
       }
-      await sweepStdinCopies()
-      temp = await mkdtemp(join(tmpdir(), `delta-rlc-stdin-${process.pid}-`))
-      const copy = join(temp, `stdin.${format === 'json' ? 'jsonl' : format}`)
-      await copyStdin(ctx, copy)
+      temp ??= await stdinCopyDir()
+      const copy = join(temp, `${i}-stream.${extension}`)
+      await copyStream(ctx, createReadStream(resolve(p)), copy)
       out.push(copy)
     }
     for (let i = 0; i < out.length; i++) {
@@ -157,8 +173,11 @@ export async function prepareInput(
   }
 }
 
-async function copyStdin(ctx: CommandContext, to: string): Promise<void> {
-  const stdin = ctx.io.stdin
+async function copyStream(
+  ctx: CommandContext,
+  stdin: NodeJS.ReadableStream | undefined,
+  to: string,
+): Promise<void> {
   if (stdin === undefined) {
     throw new UsageError("This run has no standard input to read for '-'", undefined, { argument: 'input' })
   }

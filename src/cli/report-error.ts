@@ -18,7 +18,8 @@ const CONFLICT_CODES: ReadonlySet<string> = new Set([
 ])
 
 /**
- * The exit status for an error: 1 for usage, 2 for a concurrent-modification conflict, 128 plus
+ * The exit status for an error: 1 for usage (a malformed argument, including a predicate that
+ * does not parse), 2 for a concurrent-modification conflict, 128 plus
  * the signal number for an interrupt, 3 otherwise.
  *
  * @param err - anything thrown
@@ -26,6 +27,9 @@ const CONFLICT_CODES: ReadonlySet<string> = new Set([
  */
 export function exitCodeOf(err: unknown): number {
   if (err instanceof UsageError) return EXIT.usage
+  // Every predicate and expression the CLI parses is one of its arguments (--where, --set,
+  // --on, ...): one that does not parse is a malformed argument.
+  if (isDeltaError(err, 'DELTA_INVALID_PREDICATE')) return EXIT.usage
   if (err instanceof InterruptedError) return err.exitCode
   if (err instanceof ConcurrentModificationError) return EXIT.conflict
   if (isDeltaError(err) && (CONFLICT_CODES.has(err.code) || err.code.startsWith('DELTA_CONCURRENT_')))

@@ -97,10 +97,16 @@ const COMPARISON_OPS: Readonly<Record<string, ComparisonOperator>> = Object.free
  * @throws {InvalidPredicateError} with the offset of the offending token when the text is not a
  *   valid predicate (syntax error, unknown function, bad literal, a non-boolean expression, or
  *   nesting deeper than `MAX_EXPRESSION_DEPTH`)
- * @throws {InvalidArgumentError} when `text` is not a string
+ * @throws {InvalidArgumentError} when `text` is not a string, or is blank
  */
 export function parsePredicate(text: string): Expression {
   checkText(text, 'parsePredicate')
+  if (text.trim() === '') {
+    throw new InvalidArgumentError(`The predicate is ${text === '' ? 'empty' : 'blank'}`, {
+      argument: 'predicate',
+      hint: "A blank predicate is refused rather than taken for every row; pass 'true' for every row.",
+    })
+  }
   const parser = new Parser(text)
   const expr = parser.parseAll()
   parser.requirePredicate(expr)

@@ -106,7 +106,7 @@ export function checkConstraintsOf(config: TableConfiguration): ReadonlyMap<stri
  * @throws {InvalidArgumentError} when it names a column the table lacks
  */
 export function violationOf(text: string, schema: StructType, argument: string): Expression {
-  const expr = parseWhere(text)
+  const expr = text.trim() === '' ? undefined : parseWhere(text, argument)
   if (expr === undefined) {
     throw new InvalidArgumentError('A constraint needs an expression', { argument })
   }

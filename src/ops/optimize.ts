@@ -152,7 +152,7 @@ export async function buildOptimize(
         materializedRowCommitVersionColumn: tracking.materializedRowCommitVersionColumn,
       }
     : undefined
-  const predicate = parseWhere(options.where)
+  const predicate = parseWhere(options.where, 'options.where')
   if (predicate !== undefined) checkPartitionOnly(snap, predicate)
   const { files: pruned } = pruneFiles(snap, snap.activeFiles(), predicate)
   const selected = clusterBy === undefined ? pruned : reclusterable(pruned, clustering?.provider)

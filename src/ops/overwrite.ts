@@ -95,7 +95,7 @@ export async function buildOverwrite(
       },
     )
   }
-  const predicate = parseWhere(options.replaceWhere)
+  const predicate = parseWhere(options.replaceWhere, 'options.replaceWhere')
   // Recorded as the caller wrote it, or an expression tree printed back.
   const predicateText =
     predicate === undefined

@@ -58,7 +58,7 @@ export async function buildUpdate(ctx: OperationContext, options: UpdateOptions)
   checkRowCopyingSupported(snap, 'UPDATE', { preservesRowIds: true })
   checkNotAppendOnly(snap, 'UPDATE')
   const set = updateAssignments(snap, parseAssignments(snap, options.set))
-  const predicate = parseWhere(options.where)
+  const predicate = parseWhere(options.where, 'options.where')
   const { files: candidates } = pruneFiles(snap, snap.activeFiles(), predicate)
   ctx.recordRead(candidates, predicate)
   const parameters = { predicate: predicate ? JSON.stringify(toSql(predicate)) : undefined }

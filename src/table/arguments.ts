@@ -28,6 +28,7 @@ import {
 import { InvalidArgumentError } from '../errors/index.js'
 import type { Expression } from '../expressions/ast.js'
 import { checkExpression } from '../expressions/check-expression.js'
+import { refuseBlankPredicate } from '../expressions/parse-where.js'
 import type { AppendOptions } from '../ops/append.js'
 import type { FsckOptions } from '../ops/fsck.js'
 import type {
@@ -176,16 +177,21 @@ const APPEND_FILE_KEYS = {
 // === Predicates and expressions ===
 
 /**
- * A predicate argument: absent, SQL text, or an expression tree.
+ * A predicate argument: absent, SQL text, or an expression tree. Blank text is refused: it is
+ * almost always a caller's bug, and "every row" is the argument left out, or `'true'`.
  *
  * @param value - what was passed
  * @param argument - its name, e.g. `where`
  * @returns the value, typed
- * @throws {InvalidArgumentError} for another type or a malformed tree
+ * @throws {InvalidArgumentError} for blank text, another type, or a malformed tree
  * @throws {InvalidPredicateError} for a tree deeper than the expression depth limit
  */
 export function checkWhere(value: unknown, argument: string): string | Expression | undefined {
-  if (value === undefined || typeof value === 'string') return value
+  if (value === undefined) return value
+  if (typeof value === 'string') {
+    refuseBlankPredicate(value, argument)
+    return value
+  }
   return checkExpression(value, argument)
 }
 
@@ -469,10 +475,7 @@ export function checkRestoreOptions(value: unknown): void {
 function checkWriteModeFields(o: Readonly<Record<string, unknown>>): void {
   optOneOf(o, 'mode', 'options', ['append', 'overwrite'])
   optOneOf(o, 'partitionOverwriteMode', 'options', ['static', 'dynamic'])
-  const where = checkWhere(o.replaceWhere, 'options.replaceWhere')
-  if (typeof where === 'string' && where.trim() === '') {
-    fail('options.replaceWhere', 'a predicate such as "day = \'2026-12-01\'"', where)
-  }
+  checkWhere(o.replaceWhere, 'options.replaceWhere')
   for (const key of ['replaceWhere', 'partitionOverwriteMode']) {
     if (o[key] !== undefined && o.mode !== 'overwrite') {
       throw new InvalidArgumentError(`options.${key} applies to an overwrite only`, {

@@ -451,7 +451,8 @@ describe('delta-rlc errors and exit codes', () => {
     const table = join(work, 'err')
     assert.equal((await cli(['create', table, '--schema', 'id long'])).code, 0)
     const r = await cli(['delete', table, '--where', 'id = = 1'])
-    assert.equal(r.code, 3)
+    // A predicate that does not parse is a malformed argument.
+    assert.equal(r.code, 1)
     assert.match(r.stderr, /^error\[DELTA_INVALID_PREDICATE\]: .*\n {2}id = = 1\n {7}\^/)
     const j = await cli(['delete', table, '--where', 'nope = 1', '--json'])
     assert.equal(j.code, 3)

@@ -44,7 +44,7 @@ describe('input errors name where the bad value is', () => {
     await writeFile(file, 'id,amount\n1,2.5\n2,3.5\n3,abc\n4,1\n')
     assert.equal(
       await refusal([file], 'csv'),
-      `The input cannot be read at file ${file}, line 4 (row 3), column 'amount': Could not convert string 'abc' to DOUBLE when casting from source column amount`,
+      `The input cannot be read at file ${file}, line 4 (row 3), column 'amount': 'abc' is not a double`,
     )
   })
 

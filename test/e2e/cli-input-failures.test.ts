@@ -116,7 +116,7 @@ describe('CLI append of million-row inputs', () => {
     assert.equal(r.code, 3, r.stderr)
     assert.match(r.stderr, /DELTA_INVALID_ARGUMENT/)
     assert.match(r.stderr, /line 1000001 \(row 1000000\), column 'amount'/)
-    assert.match(r.stderr, /Could not convert string "abc"/)
+    assert.match(r.stderr, /'abc' is not a double/)
     assert.deepEqual(await tableState(table), expected)
     assert.deepEqual(await dataFiles(table), files)
   })

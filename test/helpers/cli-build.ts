@@ -30,17 +30,18 @@ export async function buildCli(): Promise<void> {
     }
   }
   try {
-    if (existsSync(CLI) && statSync(CLI).mtimeMs > newestSource(join(REPO_ROOT, 'src'))) return
-    const started = Date.now()
-    // tsc emits even when unrelated files have type errors; the CLI only needs its own output.
-    const r = spawnSync(
-      process.execPath,
-      [join(REPO_ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'],
-      {
-        cwd: REPO_ROOT,
-        encoding: 'utf8',
-      },
+    const built = statSync(CLI, { throwIfNoEntry: false })
+    // A build without the entry point's execute bit is not the one `npm run build` makes.
+    if (
+      built !== undefined &&
+      (built.mode & 0o111) !== 0 &&
+      built.mtimeMs > newestSource(join(REPO_ROOT, 'src'))
     )
+      return
+    const started = Date.now()
+    // The package's own build, as a user runs it. tsc emits even when unrelated files have type
+    // errors; the CLI only needs its own output.
+    const r = spawnSync('npm', ['run', '--silent', 'build'], { cwd: REPO_ROOT, encoding: 'utf8' })
     if (!existsSync(CLI) || statSync(CLI).mtimeMs < started - 1000) {
       throw new Error(`build failed:\n${r.stdout}\n${r.stderr}`)
     }

@@ -1,5 +1,5 @@
 import type { CommitResult, DeltaTable } from '../../index.js'
-import { CONFLICTS_OPTION, type Command, integerOption, UsageError } from '../command.js'
+import { CONFLICTS_OPTION, type Command, ddlArgument, integerOption, UsageError } from '../command.js'
 import { printCommit } from '../commit-output.js'
 import { openWatchedTable, runCommitting } from '../interrupt.js'
 
@@ -42,7 +42,11 @@ const ACTIONS: Readonly<Record<string, AlterAction>> = Object.freeze({
     args: "'NAME TYPE'...",
     min: 1,
     max: Number.POSITIVE_INFINITY,
-    run: (t, args, _flags, signal) => t.alter.addColumns(args, { signal }),
+    run: (t, args, _flags, signal) => {
+      // A column definition that does not parse is a malformed argument (exit 1).
+      for (const a of args) ddlArgument(a, 'alter')
+      return t.alter.addColumns(args, { signal })
+    },
   },
   'drop-columns': {
     args: 'COLUMN... [--if-exists]',

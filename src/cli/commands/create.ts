@@ -1,18 +1,13 @@
 import { stat } from 'node:fs/promises'
 import { dirname, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import {
-  DeltaTable,
-  InvalidArgumentError,
-  isDeltaError,
-  parseDdlSchema,
-  type StructType,
-} from '../../index.js'
+import { DeltaTable, InvalidArgumentError, isDeltaError, type StructType } from '../../index.js'
 import { appendInputFiles, DEFAULT_BATCH_ROWS } from '../append-input.js'
 import {
   CONFLICTS_OPTION,
   type Command,
   type CommandContext,
+  ddlArgument,
   INPUT_COLUMNS_OPTIONS,
   integerOption,
   listOption,
@@ -106,7 +101,7 @@ export const createCommand: Command = {
         throw new UsageError(`--property needs KEY=VALUE, got '${p}'`, 'create', { argument: 'property' })
       properties[p.slice(0, eq).trim()] = p.slice(eq + 1).trim()
     }
-    let schema: StructType = ddl === undefined ? { type: 'struct', fields: [] } : parseDdlSchema(ddl)
+    let schema: StructType = ddl === undefined ? { type: 'struct', fields: [] } : ddlArgument(ddl, 'create')
     // A malformed option, or a location that is a file, is refused before any input is read.
     openOptions(values)
     const columns = listOption(values, 'columns')

@@ -1,4 +1,4 @@
-import { CONFLICTS_OPTION, type Command, listOption, sizeOption, stringOption } from '../command.js'
+import { CONFLICTS_OPTION, type Command, listOption, predicateOption, sizeOption } from '../command.js'
 import { printCommit } from '../commit-output.js'
 import { openWatchedTable, runCommitting } from '../interrupt.js'
 
@@ -23,7 +23,7 @@ export const optimizeCommand: Command = {
     where: {
       type: 'string',
       value: 'PRED',
-      help: 'predicate over partition columns selecting what to optimize',
+      help: 'predicate over partition columns selecting what to optimize (blank is refused)',
     },
     ...CONFLICTS_OPTION,
   },
@@ -32,7 +32,7 @@ export const optimizeCommand: Command = {
     const loc = location as string
     const targetFileSize = sizeOption(values, 'target-size', 'optimize')
     const zOrderBy = listOption(values, 'zorder-by')
-    const where = stringOption(values, 'where')
+    const where = predicateOption(values, 'where', 'optimize', 'leave --where out')
     const { table, writes } = await openWatchedTable(loc, values)
     const progress = ctx.progress('optimize', undefined, 'files')
     try {

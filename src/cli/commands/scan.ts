@@ -2,6 +2,7 @@ import {
   type Command,
   integerOption,
   listOption,
+  predicateOption,
   stringOption,
   TIME_TRAVEL_OPTIONS,
   timeTravelOptions,
@@ -23,7 +24,11 @@ export const scanCommand: Command = {
     'Longs are exact JSON integers, decimals strings, timestamps ISO-8601 text, binary base64.',
   ].join('\n'),
   options: {
-    where: { type: 'string', value: 'PRED', help: 'SQL predicate the rows must satisfy' },
+    where: {
+      type: 'string',
+      value: 'PRED',
+      help: 'SQL predicate the rows must satisfy (blank is refused; leave it out for every row)',
+    },
     columns: { type: 'string', value: 'COLS', help: 'columns to print, comma-separated (default: all)' },
     limit: { type: 'string', value: 'N', help: 'print at most N rows' },
     format: { type: 'string', value: 'FMT', help: 'table (default), json or csv' },
@@ -38,7 +43,7 @@ export const scanCommand: Command = {
     try {
       const snap = await table.snapshot(timeTravelOptions(values, 'scan'))
       const columns = listOption(values, 'columns') ?? snap.schema.fields.map((f) => f.name)
-      const where = stringOption(values, 'where')
+      const where = predicateOption(values, 'where', 'scan', 'leave --where out')
       const output = new RowOutput(ctx, columns, format, limitOpt)
       const limit = output.limit
       const scan = table.scan({

@@ -1,5 +1,5 @@
 import { parseAssignments } from '../clause-text.js'
-import { CONFLICTS_OPTION, type Command, stringOption, stringsOption, UsageError } from '../command.js'
+import { CONFLICTS_OPTION, type Command, predicateOption, stringsOption, UsageError } from '../command.js'
 import { printCommit } from '../commit-output.js'
 import { openWatchedTable, runCommitting } from '../interrupt.js'
 
@@ -20,7 +20,7 @@ export const updateCommand: Command = {
     where: {
       type: 'string',
       value: 'PRED',
-      help: 'SQL predicate of the rows to update (default: every row)',
+      help: 'SQL predicate of the rows to update (default: every row; blank is refused)',
     },
     ...CONFLICTS_OPTION,
   },
@@ -32,7 +32,7 @@ export const updateCommand: Command = {
       throw new UsageError("update needs --set 'column = expression'", 'update', { argument: 'set' })
     const set: Record<string, string> = {}
     for (const s of sets) Object.assign(set, parseAssignments(s, '--set'))
-    const where = stringOption(values, 'where')
+    const where = predicateOption(values, 'where', 'update', 'leave --where out')
     const { table, writes } = await openWatchedTable(loc, values)
     try {
       const result = await runCommitting(ctx, writes, (signal) =>
