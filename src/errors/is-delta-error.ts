@@ -21,6 +21,7 @@ import type {
   ConcurrentDeleteDeleteError,
   ConcurrentDeleteReadError,
   ConcurrentTransactionError,
+  ConcurrentVacuumError,
   MetadataChangedError,
   ProtocolChangedError,
 } from './conflict-errors.js'
@@ -58,6 +59,7 @@ export type AnyDeltaError =
   | MetadataChangedError
   | ProtocolChangedError
   | ConcurrentTransactionError
+  | ConcurrentVacuumError
   | RowTrackingNotEnabledError
   | RowIdAssignmentWithoutStatsError
   | FileNotFoundError
