@@ -97,8 +97,7 @@ export interface VacuumResult extends CommitResult {
  * @param snap - the latest snapshot
  * @param options - retention, dry run, logging
  * @param nowMs - the clock
- * @param commit - conflict flags and retries of the START and END commits, and the hint a
- *   too-short retention gets
+ * @param commit - conflict flags and retries of the START and END commits
  * @returns what was (or would be) deleted
  * @throws {InvalidArgumentError} for a negative or non-numeric retention, or one below the table's
  *   `delta.deletedFileRetentionDuration` without `enforceRetentionDuration: false`
@@ -131,7 +130,7 @@ export async function vacuumTable(
         `(${configured / 3_600_000} hours): readers and writers of older versions could lose their files`,
       {
         argument: 'retentionHours',
-        hint: commit.retentionHint ?? LIBRARY_RETENTION_HINT,
+        hint: 'Pass enforceRetentionDuration: false if no operation runs on older versions, or use a longer retention.',
       },
     )
   }
@@ -260,12 +259,7 @@ export async function vacuumTable(
 export interface VacuumCommitOptions {
   readonly flags: ConflictFlags
   readonly retry?: Partial<CommitRetryPolicy> | undefined
-  /** The remedy a too-short retention names (the CLI names its own flag). */
-  readonly retentionHint?: string | undefined
 }
-
-const LIBRARY_RETENTION_HINT =
-  'Pass enforceRetentionDuration: false if no operation runs on older versions, or use a longer retention.'
 
 function absolutePathError(path: string): UnsupportedError {
   return new UnsupportedError(
