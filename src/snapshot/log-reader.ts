@@ -338,7 +338,11 @@ export function readCommitBatches(
 ): Promise<ReplayBatch[]> {
   return mapLimit(commits, COMMIT_READ_CONCURRENCY, async (c) => {
     const bytes = await readListedLogFile(engine, c.file.key, c.version, signal)
-    return { version: c.version, actions: parseCommitFile(bytes, c.file.key, c.version), fromCheckpoint: false }
+    return {
+      version: c.version,
+      actions: parseCommitFile(bytes, c.file.key, c.version),
+      fromCheckpoint: false,
+    }
   })
 }
 
