@@ -29,6 +29,7 @@ describe('public API', () => {
       'ConcurrentDeleteReadError',
       'ConcurrentModificationError',
       'ConcurrentTransactionError',
+      'ConcurrentVacuumError',
       'ConstraintAlreadyExistsError',
       'ConstraintNotFoundError',
       'DeltaError',
@@ -90,10 +91,12 @@ describe('public API', () => {
     assert.deepEqual(Object.keys(s3).sort(), ['createS3Store', 'parseS3Location'])
   })
 
-  it('delta-rlc/duckdb exports the DuckDB instance, result streams, the snapshot view and the value conversion', () => {
+  it('delta-rlc/duckdb exports the DuckDB instance, result streams, the snapshot view, its sandbox and the value conversion', () => {
     assert.deepEqual(Object.keys(duckdb).sort(), [
+      'checkReadOnlyQuery',
       'createDuckDbInstance',
       'createSnapshotView',
+      'lockDownConnection',
       'openStream',
       'streamChunks',
       'toPlainValue',
@@ -136,6 +139,7 @@ describe('public API', () => {
       [new api.MetadataChangedError(ctx), 'DELTA_METADATA_CHANGED'],
       [new api.ProtocolChangedError(ctx), 'DELTA_PROTOCOL_CHANGED'],
       [new api.ConcurrentTransactionError(ctx), 'DELTA_CONCURRENT_TRANSACTION'],
+      [new api.ConcurrentVacuumError({ ...ctx, missing: true }), 'DELTA_CONCURRENT_VACUUM'],
     ]
     for (const [err, code] of cases) {
       assert.equal(err.code, code)

@@ -32,6 +32,11 @@ export interface LiveRowsView {
   readonly files: number
   /** Rows hidden by deletion vectors (physical rows in the files that the view leaves out). */
   readonly deletedRows: number
+  /**
+   * The local directories the view reads from: the table root of a local store, and the private
+   * folder remote files are copied to. A sandbox that allows only these still reads the view.
+   */
+  readonly directories: readonly string[]
   /** Drops the view and its helper tables, and deletes local copies of remote files. */
   release(): Promise<void>
 }
@@ -105,7 +110,9 @@ export async function createLiveRowsView(
       select = `SELECT ${named.join(', ') || '1 AS "_"'} FROM (${live.sql})`
     }
     await connection.run(`CREATE OR REPLACE TEMP VIEW ${sqlIdent(name)} AS ${select}`)
-    return Object.freeze({ name, files: files.length, deletedRows, release })
+    const local = request.storage.localPath?.('')
+    const directories = Object.freeze([...(local === undefined ? [] : [local]), scratch])
+    return Object.freeze({ name, files: files.length, deletedRows, directories, release })
   } catch (err) {
     await release()
     if (isDeltaError(err)) throw err

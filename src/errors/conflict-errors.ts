@@ -102,3 +102,20 @@ export class ConcurrentTransactionError extends ConcurrentModificationError {
     super('A concurrent update wrote a transaction marker for an application id this transaction read.', ctx)
   }
 }
+
+/**
+ * A VACUUM that committed after this transaction's read version deleted (or, still running,
+ * may delete) a file this transaction would reference. Nothing was committed; rerunning the
+ * operation writes its files again.
+ */
+export class ConcurrentVacuumError extends ConcurrentModificationError {
+  readonly code = 'DELTA_CONCURRENT_VACUUM'
+  constructor(ctx: ConflictContext & { readonly missing: boolean }) {
+    super(
+      ctx.missing
+        ? 'A concurrent VACUUM deleted a file this transaction adds.'
+        : 'A VACUUM still running may delete a file this transaction adds (the file is older than its retention).',
+      ctx,
+    )
+  }
+}

@@ -21,6 +21,7 @@ import type {
   ConcurrentDeleteDeleteError,
   ConcurrentDeleteReadError,
   ConcurrentTransactionError,
+  ConcurrentVacuumError,
   MetadataChangedError,
   ProtocolChangedError,
 } from './conflict-errors.js'
@@ -64,6 +65,7 @@ export type AnyDeltaError =
   | MetadataChangedError
   | ProtocolChangedError
   | ConcurrentTransactionError
+  | ConcurrentVacuumError
   | RowTrackingNotEnabledError
   | RowIdAssignmentWithoutStatsError
   | FileNotFoundError

@@ -133,12 +133,27 @@ export class VersionNotFoundError extends DeltaError {
   /** Earliest and latest versions that can be reconstructed, when known. */
   readonly earliest: bigint | undefined
   readonly latest: bigint | undefined
-  constructor(requested: string, earliest?: bigint, latest?: bigint, options?: { cause?: unknown }) {
+  /**
+   * @param requested - what was asked for, e.g. `version 3`
+   * @param earliest - the earliest version the log can rebuild, when known
+   * @param latest - the latest version, when known
+   * @param options - `beforeEarliest` when the request lies before `earliest`: with `earliest`
+   *   above 0 the older commits were cleaned up, and the hint says so
+   */
+  constructor(
+    requested: string,
+    earliest?: bigint,
+    latest?: bigint,
+    options?: { cause?: unknown; beforeEarliest?: boolean },
+  ) {
     const range =
       earliest !== undefined && latest !== undefined ? ` (available: versions ${earliest}..${latest})` : ''
+    const cleanedUp = options?.beforeEarliest === true && earliest !== undefined && earliest > 0n
     super(`Cannot time travel to ${requested}${range}`, {
-      ...options,
-      hint: 'Pick a version or timestamp inside the available range; see `delta-rlc history`.',
+      cause: options?.cause,
+      hint: cleanedUp
+        ? `Log cleanup removed the commits before version ${earliest}, the oldest readable version: time travel to it or later. To keep more history, raise delta.logRetentionDuration (default 30 days); commits older than it are removed after each checkpoint.`
+        : 'Pick a version or timestamp inside the available range; see `delta-rlc history`.',
     })
     this.requested = requested
     this.earliest = earliest

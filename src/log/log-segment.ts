@@ -241,7 +241,7 @@ export function planLogSegment(
   if (checkpointVersion === undefined && inRange[0] !== 0n) {
     const earliest = options.lastCheckpoint === undefined ? earliestOf(listing, latest) : undefined
     if (earliest !== undefined && target < earliest) {
-      throw new VersionNotFoundError(`version ${target}`, earliest, latest)
+      throw new VersionNotFoundError(`version ${target}`, earliest, latest, { beforeEarliest: true })
     }
     const listed = formatVersions([...listing.commits.keys()].sort(compareVersions))
     const why =
@@ -408,6 +408,7 @@ export function versionAtOrBeforeTimestamp(
       `timestamp ${isoOf(wanted)}, which is before the earliest commit (version ${first.version} at ${isoOf(first.timestamp)})`,
       first.version,
       latest,
+      { beforeEarliest: true },
     )
   }
   if (wanted > last.timestamp && options.endsAtLatest !== false) {

@@ -89,6 +89,10 @@ export const ABORT_WORDS: Readonly<Record<string, Omit<GlossaryEntry, 'term'>>> 
     words: 'another commit wrote a marker for an application id this commit read',
     anchor: FILE_LEVEL,
   },
+  DELTA_CONCURRENT_VACUUM: {
+    words: 'a VACUUM that started after this commit read the table deleted (or may delete) a file it adds',
+    anchor: FILE_LEVEL,
+  },
   DELTA_MAX_COMMIT_RETRIES: {
     words: 'the commit lost the race for the next version more times than it may retry',
     anchor: '#commit-retries-and-idempotency',

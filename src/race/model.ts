@@ -168,6 +168,7 @@ export class RaceModel {
       }
       case 'optimize':
       case 'zorder':
+      case 'vacuum':
         break
     }
     return { inserted, updated, deleted, duplicateInserts, hidden }

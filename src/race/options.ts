@@ -12,7 +12,11 @@ import {
   parseConflictFlags,
 } from '../index.js'
 
-/** What a writer process does in a loop. `mixed` draws one of the other kinds per operation. */
+/**
+ * What a writer process does in a loop. `mixed` draws one of the other kinds per operation
+ * (never `vacuum`, which runs VACUUM at retention 0 over and over: no row changes, but every file
+ * removed is deleted at once, and writers in flight must keep theirs).
+ */
 export type WriterKind =
   | 'append'
   | 'delete'
@@ -22,6 +26,7 @@ export type WriterKind =
   | 'mixed'
   | 'merge-insert'
   | 'zorder'
+  | 'vacuum'
 
 /** The writer kinds, in the order reports list them. */
 export const WRITER_KINDS: readonly WriterKind[] = Object.freeze([
@@ -33,6 +38,7 @@ export const WRITER_KINDS: readonly WriterKind[] = Object.freeze([
   'mixed',
   'merge-insert',
   'zorder',
+  'vacuum',
 ])
 
 /**

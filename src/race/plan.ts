@@ -41,6 +41,12 @@ export type PlannedOp =
       readonly zOrderBy: readonly string[]
     }
   | {
+      /** A VACUUM at retention 0 (retention check off): it deletes every file no longer live. */
+      readonly kind: 'vacuum'
+      readonly writer: number
+      readonly seq: number
+    }
+  | {
       /**
        * A MERGE that inserts fresh keys of its writer's own range (`keys`, tagged `tag`) and has
        * a NOT MATCHED BY SOURCE clause on the tag column: the rows tagged `bySourceTag` (those
@@ -176,6 +182,7 @@ export function planOperation(config: RaceConfig, writer: WriterSpec, seq: numbe
         tag,
       })
     case 'optimize':
+    case 'vacuum':
       return Object.freeze({ kind, writer: w, seq })
     case 'zorder':
       return Object.freeze({ kind, writer: w, seq, zOrderBy: Z_ORDER_COLUMNS })

@@ -102,6 +102,10 @@ export async function stageOperation(txn: RaceTransaction, op: PlannedOp): Promi
       if (txn.optimize === undefined) throw missing('OPTIMIZE')
       await txn.optimize({ zOrderBy: op.zOrderBy })
       return
+    case 'vacuum':
+      throw new UnsupportedError('VACUUM runs outside a transaction', {
+        hint: 'The race writer runs it through table.vacuum().',
+      })
   }
 }
 

@@ -17,6 +17,7 @@ import { toJSONRow } from './json-row.js'
 import { loadFileDeletionVector } from './load-deletion-vector.js'
 import { type PruneResult, pruneFiles } from './prune-files.js'
 import { checkFilesTrackRows, ROW_TRACKING_FIELDS, scanRowTracking } from './row-tracking-scan.js'
+import { missingFileOf, vacuumedFileError } from './vacuumed-files.js'
 
 /** A row of a scan: column name -> value (see `DataPlane` for the value types). */
 export type Row = Record<string, unknown>
@@ -151,9 +152,13 @@ export class TableScan implements AsyncIterable<Row[]> {
     if (data.scanColumns !== undefined) {
       // Columns straight into Arrow buffers: no row object is built.
       const { columnBatchToRecordBatch } = await import('../arrow/columns-to-arrow.js')
-      const request = await this.#scanRequest()
-      for await (const batch of data.scanColumns(request))
-        yield columnBatchToRecordBatch(batch, fields, schema)
+      try {
+        const request = await this.#scanRequest()
+        for await (const batch of data.scanColumns(request))
+          yield columnBatchToRecordBatch(batch, fields, schema)
+      } catch (err) {
+        throw await this.#explained(err)
+      }
       return
     }
     const { rowsToRecordBatch } = await import('../arrow/rows-to-arrow.js')
@@ -175,7 +180,18 @@ export class TableScan implements AsyncIterable<Row[]> {
   }
 
   async *#rows(): AsyncGenerator<Row[]> {
-    yield* this.#engine.data.scan(await this.#scanRequest())
+    try {
+      yield* this.#engine.data.scan(await this.#scanRequest())
+    } catch (err) {
+      throw await this.#explained(err)
+    }
+  }
+
+  /** A missing file of the scanned version, explained by the VACUUM that deleted it. */
+  async #explained(err: unknown): Promise<unknown> {
+    const path = missingFileOf(err)
+    if (path === undefined) return err
+    return vacuumedFileError(this.#engine, await this.#snap(), path, err)
   }
 
   /** The data plane request of the scan: its files (pruned, DVs loaded), columns and predicate. */
@@ -219,6 +235,14 @@ export class TableScan implements AsyncIterable<Row[]> {
    * one process. {@link TableScan.countBigInt} gives it as a bigint.
    */
   async count(): Promise<number> {
+    try {
+      return await this.#count()
+    } catch (err) {
+      throw await this.#explained(err)
+    }
+  }
+
+  async #count(): Promise<number> {
     const snap = await this.#snap()
     this.#rowTracking(snap)
     const { files, predicate } = await this.plan()

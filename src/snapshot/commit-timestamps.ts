@@ -286,6 +286,7 @@ function beforeEarliest(wanted: bigint, version: Version, at: bigint, latest: Ve
     `timestamp ${isoOf(wanted)}, which is before the earliest commit (version ${version} at ${isoOf(at)})`,
     version,
     latest,
+    { beforeEarliest: true },
   )
 }
 

@@ -239,7 +239,7 @@ export async function readCommit(
     if (err instanceof FileNotFoundError) return undefined
     throw err
   }
-  return parseCommitBytes(bytes, { path: key, version })
+  return parseCommitFile(bytes, key, version)
 }
 
 /** How many versions a read of the commits after a lost race asks for at once. */
@@ -338,6 +338,32 @@ export function readCommitBatches(
 ): Promise<ReplayBatch[]> {
   return mapLimit(commits, COMMIT_READ_CONCURRENCY, async (c) => {
     const bytes = await readListedLogFile(engine, c.file.key, c.version, signal)
-    return { version: c.version, actions: parseLogBytes(bytes, c.file.key, c.version), fromCheckpoint: false }
+    return {
+      version: c.version,
+      actions: parseCommitFile(bytes, c.file.key, c.version),
+      fromCheckpoint: false,
+    }
   })
+}
+
+/**
+ * Parses a commit file. Every writer puts at least one action (a commitInfo) in a commit, so a
+ * file with none (zero bytes, or only blank lines: a truncated write) is a damaged log, never an
+ * empty version.
+ *
+ * @throws {InvalidTableError} `malformed-commit` naming the file, when it holds no action or a
+ *   line that is not JSON
+ */
+function parseCommitFile(bytes: Uint8Array, key: string, version: Version): Action[] {
+  const actions = parseCommitBytes(bytes, { path: key, version })
+  if (actions.length > 0) return actions
+  throw new InvalidTableError(
+    'malformed-commit',
+    `Commit file ${key} of version ${version} holds no action (${bytes.length} bytes): it is empty or truncated`,
+    {
+      path: key,
+      version,
+      hint: 'Restore the file from a backup; fsck reports the same file until it is repaired.',
+    },
+  )
 }

@@ -14,6 +14,15 @@
  * const reader = await connection.runAndReadAll('SELECT count(*) FROM sales')
  * await view.release()
  * ```
+ *
+ * ### Sandboxing SQL that users type
+ * `createSnapshotView` itself restricts nothing: the connection runs any DuckDB statement with
+ * the process's access to files, network and extensions. Before running SQL from a user, do as
+ * `delta-rlc sql` does: `lockDownConnection(connection, view.directories)` (file access only to
+ * the view's directories, no external access, no extension install or load, configuration
+ * locked, for the whole instance and for good), then `checkReadOnlyQuery(connection, sql)` (one
+ * statement, a SELECT). Not covered: CPU time and memory (set the instance's `threads` and
+ * `memory_limit`), and reads of any file inside the allowed directories.
  */
 
 export {
@@ -25,5 +34,6 @@ export {
   type StreamFailure,
   streamChunks,
 } from '../engine-default/duckdb-runtime.js'
+export { checkReadOnlyQuery, lockDownConnection } from '../engine-default/duckdb-sandbox.js'
 export { toPlainValue } from '../engine-default/duckdb-values.js'
 export { createSnapshotView, type SnapshotView, type SnapshotViewOptions } from '../table/sql-view.js'

@@ -143,6 +143,7 @@ const VACUUM_KEYS = {
   retentionHours: true,
   dryRun: true,
   enforceRetentionDuration: true,
+  logging: true,
   signal: true,
 } as const satisfies Record<keyof VacuumOptions, true>
 const CLEANUP_METADATA_KEYS = { dryRun: true, signal: true } as const satisfies Record<
@@ -614,6 +615,7 @@ export function checkVacuumOptions(value: unknown): void {
   optNumber(o, 'retentionHours', 'options', { min: 0 })
   optBoolean(o, 'dryRun', 'options')
   optBoolean(o, 'enforceRetentionDuration', 'options')
+  optBoolean(o, 'logging', 'options')
   optSignal(o, 'options')
 }
 

@@ -567,11 +567,12 @@ export class DeltaTable {
   }
 
   /**
-   * Deletes files no version inside the retention window needs (see `vacuumTable`). Writes no
-   * commit.
+   * Deletes files no version inside the retention window needs (see `vacuumTable`), between
+   * Delta's `VACUUM START` and `VACUUM END` commits (unless `logging: false`). An untracked file
+   * younger than one hour is never deleted, whatever the retention.
    *
    * @param options - `retentionHours` (default the table's `delta.deletedFileRetentionDuration`),
-   *   `dryRun`, `enforceRetentionDuration`
+   *   `dryRun`, `enforceRetentionDuration`, `logging`
    * @returns the files deleted (or to delete, in a dry run)
    * @throws {InvalidArgumentError} for a retention below the table's unless
    *   `enforceRetentionDuration: false`
@@ -580,7 +581,10 @@ export class DeltaTable {
     this.#checkOpen('vacuum')
     checkVacuumOptions(options)
     const snap = await this.snapshot({ signal: options.signal })
-    return vacuumTable(this.engine, snap, options)
+    return vacuumTable(this.engine, snap, options, Date.now(), {
+      flags: this.conflicts,
+      retry: this.#options.retry,
+    })
   }
 
   /**

@@ -24,6 +24,11 @@ export interface SnapshotView {
   readonly files: number
   /** Rows hidden by deletion vectors (physical rows in the files that the view leaves out). */
   readonly deletedRows: number
+  /**
+   * The local directories the view reads (the table root of a local table, the folder remote
+   * files were copied to): what `lockDownConnection` must allow.
+   */
+  readonly directories: readonly string[]
   /** Drops the view and its helper tables, and deletes local copies of remote files. */
   release(): Promise<void>
 }

@@ -34,6 +34,7 @@ import { backoffDelay, type CommitRetryPolicy, lostRaceDelay } from './commit-op
 import { loadRowIdLookups } from './conflict-row-id-lookups.js'
 import { loadRowReads } from './conflict-row-reads.js'
 import { type InCommitTimestampPlan, nextInCommitTimestamp, stampActions } from './in-commit-timestamps.js'
+import { checkFilesSurviveVacuum, noteVacuumWinner, noVacuumsSeen } from './vacuum-guard.js'
 
 /** Everything the loop needs to land one transaction. */
 export interface CommitLoopRequest {
@@ -91,11 +92,16 @@ export interface CommitLoopResult {
  * the attempts; a longer wait only lets others take the version). Storage failures are retried
  * with bounded exponential backoff and jitter.
  *
+ * After a winner that is a VACUUM START, every later attempt first checks that the files the
+ * commit adds survive that VACUUM (`checkFilesSurviveVacuum`): a commit never references a file
+ * a concurrent VACUUM deleted.
+ *
  * A put whose outcome is unknown (an ambiguous storage error) is resolved from the log: the
  * commit carries a unique txnId, and a version holding it is this transaction's own, so the
  * same work is never committed twice.
  *
  * @throws {ConcurrentModificationError} when a winner genuinely conflicts
+ * @throws {ConcurrentVacuumError} when a concurrent VACUUM deleted a file the commit adds
  * @throws {MaxCommitRetriesError} after `retry.maxAttempts` puts
  * @throws {CommitStateUnknownError} when storage keeps failing ambiguously and the log cannot
  *   tell whether the commit landed
@@ -143,6 +149,8 @@ async function commitLoop(req: CommitLoopRequest, uncertainty: CommitUncertainty
   const dvCache: DvCache = new Map()
   // What each attempt wrote, by version: an ambiguous put found landed later returns its own.
   const written = new Map<Version, readonly Action[]>()
+  // A VACUUM that committed its START after the read version may have deleted staged files.
+  const vacuums = noVacuumsSeen()
   for (;;) {
     signal?.throwIfAborted()
     if (attempts >= req.retry.maxAttempts) throw new MaxCommitRetriesError(attempts)
@@ -154,6 +162,7 @@ async function commitLoop(req: CommitLoopRequest, uncertainty: CommitUncertainty
       commitInfo = { ...commitInfo, timestamp: ict, inCommitTimestamp: ict }
       actions = stampActions(actions, ictPlan, attemptVersion, ict)
     }
+    await checkFilesSurviveVacuum(engine, actions, vacuums, signal)
     written.set(attemptVersion, actions)
     // The commit at attemptVersion when an ambiguous put's check already read it.
     let readAhead: Action[] | undefined
@@ -218,6 +227,7 @@ async function commitLoop(req: CommitLoopRequest, uncertainty: CommitUncertainty
         const winnerTime = await commitTime(engine, v, actions, signal)
         if (winnerTime > ictFloor) ictFloor = winnerTime
       }
+      noteVacuumWinner(vacuums, v, actions)
       const winner = summarizeWinningCommit(v, actions, {
         tableRoot: engine.storage.localPath?.('') ?? engine.storage.root,
       })

@@ -1,7 +1,9 @@
 import { InvalidArgumentError } from '../../index.js'
 import {
+  checkReadOnlyQuery,
   createDuckDbInstance,
   createSnapshotView,
+  lockDownConnection,
   openStream,
   type ResultStream,
   toPlainValue,
@@ -20,24 +22,42 @@ import { formatCount } from '../terminal.js'
 export const sqlCommand: Command = {
   name: 'sql',
   summary: 'Run a DuckDB SQL query over the live rows of the table, exposed as the view t.',
-  usage: '<table> <query> [--version N | --timestamp TIME] [--format table|json|csv] [--limit N]',
+  usage: '<table> <query> [--version N | --timestamp TIME] [--format table|json|csv] [--limit N] [--unsafe]',
   details: [
     'Example: delta-rlc sql ./events "SELECT day, count(*) AS n FROM t GROUP BY day ORDER BY day"',
     'The view t holds exactly the live rows of the snapshot: rows hidden by deletion vectors are',
-    'anti-joined away, partition values come from the log. Any DuckDB SQL works over it.',
+    'anti-joined away, partition values come from the log. Any DuckDB query works over it.',
     'Use --view NAME to give the view another name.',
+    '',
+    'Sandbox: exactly one read-only statement (a SELECT) runs, and DuckDB itself is locked down',
+    'first: files only under the table root (and the folder remote files are copied to),',
+    'enable_external_access=false (no other file, no network, no ATTACH), no extension installed',
+    'or loaded, lock_configuration=true. read_csv of another file, COPY, ATTACH, INSTALL, SET,',
+    'several statements and any statement that is not a query are refused. --unsafe lifts all of',
+    'this and runs the SQL with the full access of your user: only for SQL you wrote yourself.',
   ].join('\n'),
   options: {
     ...TIME_TRAVEL_OPTIONS,
     format: { type: 'string', value: 'FMT', help: 'table (default), json (lines) or csv' },
     limit: { type: 'string', value: 'N', help: 'print at most N result rows' },
     view: { type: 'string', value: 'NAME', help: 'name of the view (default t)' },
+    unsafe: {
+      type: 'boolean',
+      help: 'run any DuckDB SQL, with full file, network and extension access (no sandbox)',
+    },
   },
   positionals: { min: 2, max: 2, names: '<table> <query>' },
   async run(ctx, values, [location, query]) {
     const loc = location as string
     const format = rowFormat(stringOption(values, 'format'), 'sql')
     const limitOpt = integerOption(values, 'limit', 'sql')
+    const unsafe = values.unsafe === true
+    if ((query as string).trim() === '') {
+      throw new InvalidArgumentError('The query is empty: give one SELECT statement over the view t', {
+        argument: 'query',
+        hint: `For example: delta-rlc sql ${loc} "SELECT count(*) FROM t"`,
+      })
+    }
     const table = await ctx.openTable(loc, {})
     const instance = await createDuckDbInstance()
     const con = await instance.connect()
@@ -47,8 +67,10 @@ export const sqlCommand: Command = {
         name: stringOption(values, 'view') ?? 't',
       })
       try {
+        if (!unsafe) await lockDownConnection(con, view.directories)
         let result: ResultStream
         try {
+          if (!unsafe) await checkReadOnlyQuery(con, query as string)
           result = await openStream(con, query as string, {
             onFailure: (f) =>
               new InvalidArgumentError(
@@ -61,12 +83,15 @@ export const sqlCommand: Command = {
               ),
           })
         } catch (err) {
+          if (err instanceof InvalidArgumentError) throw err
           throw new InvalidArgumentError(
             `DuckDB rejected the query: ${err instanceof Error ? err.message : String(err)}`,
             {
               argument: 'query',
               cause: err,
-              hint: `The table is the view '${view.name}'; check the SQL (DuckDB dialect) and column names (delta-rlc describe ${loc}).`,
+              hint: unsafe
+                ? `The table is the view '${view.name}'; check the SQL (DuckDB dialect) and column names (delta-rlc describe ${loc}).`
+                : `The table is the view '${view.name}'; check the SQL (DuckDB dialect) and column names (delta-rlc describe ${loc}). The sandbox allows reads of the table only (--unsafe lifts it).`,
             },
           )
         }

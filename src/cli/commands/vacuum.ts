@@ -1,3 +1,4 @@
+import { InvalidArgumentError } from '../../index.js'
 import { type Command, numberOption } from '../command.js'
 import { InterruptedError, openWatchedTable, runStoppable } from '../interrupt.js'
 import { formatBytes, formatCount } from '../terminal.js'
@@ -8,7 +9,7 @@ export const vacuumCommand: Command = {
   summary: 'Delete data and DV files that no version inside the retention window references.',
   usage: '<table> [--retention-hours H] [--dry-run] [--force]',
   details:
-    "The default retention is the table's delta.deletedFileRetentionDuration (7 days). A shorter one\nbreaks time travel and concurrent readers of old versions, so it needs --force.",
+    "The default retention is the table's delta.deletedFileRetentionDuration (7 days). A shorter one\nbreaks time travel and concurrent readers of old versions, so it needs --force. However short the\nretention, a file no commit names (an untracked file: most likely a write still in flight) is\nkept until it is 1 hour old. VACUUM writes Delta's VACUUM START and VACUUM END commits around its\ndeletes (a dry run writes none); a writer whose files it deleted aborts with\nDELTA_CONCURRENT_VACUUM instead of committing.",
   options: {
     'retention-hours': { type: 'string', value: 'H', help: 'keep files removed less than H hours ago' },
     'dry-run': { type: 'boolean', help: 'list what would be deleted, delete nothing' },
@@ -27,12 +28,16 @@ export const vacuumCommand: Command = {
       const result = await runStoppable(
         ctx,
         (signal) =>
-          table.vacuum({
-            dryRun,
-            ...(retentionHours === undefined ? {} : { retentionHours }),
-            ...(values.force === true ? { enforceRetentionDuration: false } : {}),
-            signal,
-          }),
+          table
+            .vacuum({
+              dryRun,
+              ...(retentionHours === undefined ? {} : { retentionHours }),
+              ...(values.force === true ? { enforceRetentionDuration: false } : {}),
+              signal,
+            })
+            .catch((err: unknown) => {
+              throw withCliRetentionHint(err)
+            }),
         (signal) =>
           new InterruptedError(signal, undefined, {
             message: `VACUUM stopped after deleting ${writes.deleted} file${writes.deleted === 1 ? '' : 's'}; the other files it chose are still there`,
@@ -68,4 +73,18 @@ export const vacuumCommand: Command = {
       await table.close()
     }
   },
+}
+
+/**
+ * The library's refusal of a short retention names its option (`enforceRetentionDuration`); on
+ * the command line the switch is `--force`.
+ */
+function withCliRetentionHint(err: unknown): unknown {
+  if (!(err instanceof InvalidArgumentError) || err.argument !== 'retentionHours') return err
+  if (!/deletedFileRetentionDuration/.test(err.message)) return err
+  return new InvalidArgumentError(err.message, {
+    argument: 'retention-hours',
+    cause: err,
+    hint: 'Add --force if no other operation runs on older versions of the table, or use a longer --retention-hours.',
+  })
 }
