@@ -1,11 +1,5 @@
 import { join, resolve } from 'node:path'
-import {
-  DeltaTable,
-  InternalError,
-  InvalidArgumentError,
-  isDeltaError,
-  TableAlreadyExistsError,
-} from '../../index.js'
+import { DeltaTable, InvalidArgumentError, isDeltaError, TableAlreadyExistsError } from '../../index.js'
 import {
   type KeyOverlap,
   parseFaultRates,
@@ -28,6 +22,7 @@ import {
   stringOption,
   UsageError,
 } from '../command.js'
+import { VerificationFailedError } from '../verification-failed-error.js'
 
 /** `delta-rlc race`: real writer processes racing on one table, verified afterwards. */
 export const raceCommand: Command = {
@@ -98,12 +93,21 @@ export const raceCommand: Command = {
         resolve(eventsPath),
         ctx.verbose ? { log: (m) => ctx.io.stderr.write(`${m}\n`) } : {},
       )
+      const failed = report.checks.filter((c) => !c.ok)
       if (ctx.json) ctx.printJson(report)
-      else
+      else {
         ctx.print(
           `${report.ok ? ctx.out.paint('green', 'PASS') : ctx.out.paint('red', 'FAIL')}: ${report.committedOps} committed operations replayed up to version ${report.latestVersion}`,
         )
-      if (!report.ok) throw new InternalError(`race verification failed for ${loc}`)
+        for (const c of failed) ctx.print(`  ${ctx.out.paint('red', 'failed')} ${c.name}: ${c.detail}`)
+        const d = report.firstDivergence
+        if (d !== undefined) ctx.print(`  first divergence (${d.check}, version ${d.version}): ${d.message}`)
+      }
+      if (!report.ok)
+        throw new VerificationFailedError(
+          loc,
+          failed.map((c) => c.name),
+        )
       return
     }
     const options = await raceOptions(loc, values)
@@ -136,8 +140,14 @@ export const raceCommand: Command = {
       if (report.htmlPath) ctx.print(`report: ${report.htmlPath}`)
     }
     if (!report.ok)
-      throw new InternalError(
-        `the race on ${loc} failed verification (see ${report.jsonPath ?? 'the report'})`,
+      throw new VerificationFailedError(
+        `the race on ${loc}`,
+        [
+          ...new Set(
+            report.runs.flatMap((r) => (r.verify?.checks ?? []).filter((c) => !c.ok).map((c) => c.name)),
+          ),
+        ],
+        report.jsonPath,
       )
   },
 }
