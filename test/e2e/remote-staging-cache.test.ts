@@ -38,7 +38,6 @@ async function tempDir(stem = 'cache'): Promise<string> {
 }
 
 const bytesOf = (text: string) => new TextEncoder().encode(text)
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
 /** A memory store that counts the full reads of each key. */
 function countingStore(name: string) {
@@ -107,7 +106,10 @@ describe('staging cache: identity and reuse', () => {
     assert.equal(await read(), 'one')
     await store.put('c.parquet', bytesOf('three'))
     assert.equal(await read(), 'three', 'a new size is a new entry')
-    await sleep(5)
+    // The next put must carry a later modification time: wait for the clock to pass this one's
+    // (a condition, at most a millisecond, not a guessed delay).
+    const { lastModified } = await store.head('c.parquet')
+    while (Date.now() <= lastModified) await new Promise((r) => setImmediate(r))
     await store.put('c.parquet', bytesOf('seven'))
     assert.equal(await read(), 'seven', 'same size, new modification time: a new entry')
     assert.equal(readsOf('c.parquet'), 3)
