@@ -428,8 +428,19 @@ async function verifyOpen(
       : `${missing.length} files of version ${latest} are missing, first ${missing[0]}`,
   )
 
-  if (compacted.status === 'rejected') throw compacted.reason
-  const compaction = compacted.value
+  // A file the compaction check cannot read is damage it reports, not a crash of the verifier.
+  const compaction: Awaited<ReturnType<typeof checkCompactionOffsets>> =
+    compacted.status === 'fulfilled'
+      ? compacted.value
+      : {
+          sources: 0,
+          mismatch: {
+            version: latest,
+            source: '',
+            output: '',
+            message: `the OPTIMIZE commits cannot be checked: ${failureText(compacted.reason)}`,
+          },
+        }
   if (compaction.mismatch !== undefined) {
     out.diverge({
       check: 'compaction-offsets-exact',
@@ -605,12 +616,13 @@ async function replay(
     return { version, writer: op?.writer, seq: op?.seq, kind: op?.kind }
   }
   // One snapshot walks the versions: each step reads the one commit it adds (a fresh load per
-  // version would replay the log from its checkpoint every time).
+  // version would replay the log from its checkpoint every time). Past a hole in the log (which
+  // log-contiguous reports) a version is loaded afresh, as any reader would, from a checkpoint.
   let snap: Snapshot | undefined
   const snapshotAt = async (version: number): Promise<Snapshot> => {
     const v = BigInt(version)
     snap =
-      snap === undefined || snap.version > v
+      snap === undefined || snap.version > v || v - snap.version > 1n
         ? await loadSnapshot(table.engine, table.location, { version: v })
         : await advanceSnapshot(table.engine, snap, { toVersion: v })
     if (snap.version !== v) throw new VersionNotFoundError(`version ${version}`)
@@ -620,7 +632,6 @@ async function replay(
   if (tracksRowIds(initialSnap)) {
     r.rowIds = { seen: new Map(), checks: 0, compared: 0, duplicate: undefined, changed: undefined }
   }
-  // The initial state is checked first: nothing else can be right if it is wrong.
   // A VACUUM writer at retention 0 deletes the files of older versions: their content cannot be
   // read back, only counted from the log. The latest version is always read.
   const vacuumed = config.writers.some((w) => w.kind === 'vacuum')
@@ -628,20 +639,34 @@ async function replay(
     !vacuumed ||
     Number(s.version) === latestOf(commits, initialVersion) ||
     (await missingFiles(table, s)).length === 0
-  const initial = (await readable(initialSnap))
-    ? await contentDiff(table, initialSnap, model, r.rowIds)
-    : undefined
-  r.contentChecks++
-  if (initial !== undefined) {
-    r.duplicates += initial.duplicates
-    r.contentMismatch = initial.message
-    r.divergence = {
-      check: 'content-matches-serial-replay',
-      ...at(undefined, initialVersion),
-      ...divergenceOf(initial),
-    }
+  // A version whose rows cannot be read is reported by readable-every-version (a missing or
+  // truncated data file), whichever read meets it first: the count or the content check.
+  const unreadable = (c: LoggedCommit | undefined, version: number, err: unknown): ReplayResult => {
+    r.unreadable = `version ${version} cannot be read: ${failureText(err)}`
+    r.divergence ??= { check: 'readable-every-version', ...at(c, version), message: r.unreadable }
     return r
   }
+  /** Records a content difference; returns whether the replay must stop. */
+  const differs = (c: LoggedCommit | undefined, version: number, diff: ContentDiff | undefined): boolean => {
+    r.contentChecks++
+    if (diff === undefined) return false
+    r.duplicates += diff.duplicates
+    // A key held twice is the duplicate check's finding; any other difference is the content's.
+    const check = diff.duplicates > 0 ? 'no-duplicate-keys' : 'content-matches-serial-replay'
+    if (check === 'content-matches-serial-replay') r.contentMismatch = diff.message
+    r.divergence = { check, ...at(c, version), ...divergenceOf(diff) }
+    return true
+  }
+  // The initial state is checked first: nothing else can be right if it is wrong.
+  let initial: ContentDiff | undefined
+  if (await readable(initialSnap)) {
+    try {
+      initial = await contentDiff(table, initialSnap, model, r.rowIds)
+    } catch (err) {
+      return unreadable(undefined, initialVersion, err)
+    }
+  }
+  if (differs(undefined, initialVersion, initial)) return r
   for (const [i, c] of commits.entries()) {
     const op = opAt.get(c.version)
     if (op !== undefined) {
@@ -656,13 +681,7 @@ async function replay(
     try {
       count = await new TableScan(table.engine, await snapshotAt(c.version)).count()
     } catch (err) {
-      r.unreadable = `version ${c.version} cannot be read: ${isDeltaError(err) ? err.code : ''} ${err instanceof Error ? err.message : String(err)}`
-      r.divergence ??= {
-        check: 'readable-every-version',
-        ...at(c, c.version),
-        message: r.unreadable,
-      }
-      return r
+      return unreadable(c, c.version, err)
     }
     if (count !== model.size && r.countMismatch === undefined) {
       r.countMismatch = `version ${c.version}: ${count} live rows, the replay has ${model.size}`
@@ -671,14 +690,13 @@ async function replay(
       (count !== model.size || checkContentAt(c.version, i)) &&
       (await readable(await snapshotAt(c.version)))
     ) {
-      const diff = await contentDiff(table, await snapshotAt(c.version), model, r.rowIds)
-      r.contentChecks++
-      if (diff !== undefined) {
-        r.duplicates += diff.duplicates
-        r.contentMismatch = diff.message
-        r.divergence = { check: 'content-matches-serial-replay', ...at(c, c.version), ...divergenceOf(diff) }
-        return r
+      let diff: ContentDiff | undefined
+      try {
+        diff = await contentDiff(table, await snapshotAt(c.version), model, r.rowIds)
+      } catch (err) {
+        return unreadable(c, c.version, err)
       }
+      if (differs(c, c.version, diff)) return r
       r.lastGoodContent = c.version
     }
   }
@@ -718,13 +736,14 @@ async function contentDiff(
   for await (const batch of scan) {
     for (const raw of batch) {
       const id = Number(raw.id)
-      if (rowIds !== undefined) checkRowId(rowIds, ids, version, id, raw._row_id as bigint, model.birthOf(id))
       if (seen.has(id)) {
+        // The duplicate check reports it; its second row's id says nothing more.
         duplicates++
         firstDuplicate ??= id
         continue
       }
       seen.add(id)
+      if (rowIds !== undefined) checkRowId(rowIds, ids, version, id, raw._row_id as bigint, model.birthOf(id))
       const val = Number(raw.val)
       const tag = String(raw.tag)
       const e = model.get(id)
@@ -795,6 +814,11 @@ function checkRowId(
     }
   }
   checks.seen.set(key, { birth, rowId, version })
+}
+
+/** An error as a check's detail: its code, when it has one, and its message. */
+function failureText(err: unknown): string {
+  return `${isDeltaError(err) ? `${err.code} ` : ''}${err instanceof Error ? err.message : String(err)}`
 }
 
 function divergenceOf(d: ContentDiff): Pick<Divergence, 'key' | 'expected' | 'actual' | 'message'> {

@@ -38,7 +38,6 @@ async function tempDir(stem = 'cache'): Promise<string> {
 }
 
 const bytesOf = (text: string) => new TextEncoder().encode(text)
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
 /** A memory store that counts the full reads of each key. */
 function countingStore(name: string) {
@@ -107,7 +106,10 @@ describe('staging cache: identity and reuse', () => {
     assert.equal(await read(), 'one')
     await store.put('c.parquet', bytesOf('three'))
     assert.equal(await read(), 'three', 'a new size is a new entry')
-    await sleep(5)
+    // The next put must carry a later modification time: wait for the clock to pass this one's
+    // (a condition, at most a millisecond, not a guessed delay).
+    const { lastModified } = await store.head('c.parquet')
+    while (Date.now() <= lastModified) await new Promise((r) => setImmediate(r))
     await store.put('c.parquet', bytesOf('seven'))
     assert.equal(await read(), 'seven', 'same size, new modification time: a new entry')
     assert.equal(readsOf('c.parquet'), 3)
@@ -192,11 +194,16 @@ describe('staging cache: size bound', () => {
     const store = createMemoryStore('cache-lru')
     await fill(store, ['a', 'b', 'c', 'd'])
     const cache = createStagingCache({ dir, maxBytes: 3 * KB })
-    const touch = async (key: string) => {
-      await (await cache.acquire(store, key)).release()
-      await sleep(15)
+    const touch = async (key: string) => (await cache.acquire(store, key)).release()
+    // The first three entries were filled a minute, 50 s and 40 s ago (their files' times say so,
+    // however fast this machine filled them); the hit on `a` then stamps it with the present.
+    const start = Date.now() - 60_000
+    for (const [i, k] of ['a', 'b', 'c'].entries()) {
+      await touch(k)
+      const name = (await entryNames(dir)).find((n) => n.endsWith(`-${k}`))!
+      const at = new Date(start + 10_000 * i)
+      await utimes(join(dir, 'objects', name), at, at)
     }
-    for (const k of ['a', 'b', 'c']) await touch(k)
     await touch('a') // a hit: `a` is now the most recent
     await touch('d')
     const kept = (await entryNames(dir)).map((n) => n.slice(n.lastIndexOf('-') + 1)).sort()

@@ -27,8 +27,14 @@
  *   the same row, or the winner changed a row the loser's read selects) or an unproven case,
  *   which the distribution reports by operation pair and failed check.
  *
- * `DELTA_RLC_PROPERTY_RUNS` sets the number of cases (default 500); the seed is fixed
- * (`DELTA_RLC_PROPERTY_SEED` explores another).
+ * The property also proves reconciliation, not just safety: every reconciliation kind must reach a
+ * floor of reconciled commits, and no abort between two operations neither of which is an
+ * OPTIMIZE may be unproven (the spec reconciles every such pair that shares no row: Cases 1, 1b, 2
+ * and 6). A self-test replays the cases that reconciled each kind with `conflicts: 'none'` and
+ * with each flag off in turn, and expects the floors to fail.
+ *
+ * `DELTA_RLC_PROPERTY_RUNS` sets the number of cases (default 475; the floors scale with it); the
+ * seed is fixed (`DELTA_RLC_PROPERTY_SEED` explores another).
  */
 import assert from 'node:assert/strict'
 import { rm } from 'node:fs/promises'
@@ -37,9 +43,17 @@ import { describe, it } from 'node:test'
 import fc from 'fast-check'
 import type { DeltaTable } from '../../src/table/delta-table.js'
 import type { Transaction } from '../../src/table/transaction.js'
-import { createTable, fromTemplate, liveRows, openTable, settle, span } from './scenarios/harness.js'
+import {
+  type Conflicts,
+  createTable,
+  fromTemplate,
+  liveRows,
+  openTable,
+  settle,
+  span,
+} from './scenarios/harness.js'
 
-const RUNS = Number(process.env.DELTA_RLC_PROPERTY_RUNS ?? 500)
+const RUNS = Number(process.env.DELTA_RLC_PROPERTY_RUNS ?? 475)
 const SEED = Number(process.env.DELTA_RLC_PROPERTY_SEED ?? 20_260_501)
 
 // === The model ===
@@ -508,18 +522,102 @@ async function stage(txn: Transaction, op: OpSpec): Promise<void> {
   }
 }
 
-/** What the runs saw, for the report. */
-const distribution = {
-  cases: 0,
-  allCommitted: 0,
-  withAbort: 0,
-  noOps: new Map<string, number>(),
-  aborts: new Map<string, number>(),
-  reconciliations: new Map<string, number>(),
+/** What a run of the property saw: the report, the floors' counts, and cases to replay. */
+interface Distribution {
+  cases: number
+  allCommitted: number
+  withAbort: number
+  readonly noOps: Map<string, number>
+  readonly aborts: Map<string, number>
+  /** Reconciled commits by kind (and by `kind by change sketch`). */
+  readonly reconciliations: Map<string, number>
+  /** Aborts no real conflict explains between two operations that are not OPTIMIZE. */
+  readonly forbidden: Map<string, number>
+  /** The first cases that reconciled each kind, for the self-test to replay with a flag off. */
+  readonly reconciledCases: Map<string, CaseSpec[]>
   /** Reconciled commits on change-data-feed tables whose feed was checked. */
-  reconciledFeeds: 0,
+  reconciledFeeds: number
 }
+
+function newDistribution(): Distribution {
+  return {
+    cases: 0,
+    allCommitted: 0,
+    withAbort: 0,
+    noOps: new Map(),
+    aborts: new Map(),
+    reconciliations: new Map(),
+    forbidden: new Map(),
+    reconciledCases: new Map(),
+    reconciledFeeds: 0,
+  }
+}
+
+const distribution = newDistribution()
 const count = (m: Map<string, number>, k: string) => m.set(k, (m.get(k) ?? 0) + 1)
+/** Cases kept per kind for the self-test. */
+const KEPT_CASES = 2
+
+/**
+ * The reconciled commits each kind must reach in the default 500 cases of the fixed seed, about
+ * half of what the seed reaches (measured: case1 82, case1b 29, case2 75, case3 12, case4a 16,
+ * case4b 23, case5a 18, case5b 11, case6 66 of which 10 by change sketch); scaled to
+ * `DELTA_RLC_PROPERTY_RUNS`.
+ */
+const FLOORS: Readonly<Record<string, number>> = {
+  'case1-data-skipping': 40,
+  'case1b-delete-read': 14,
+  'case2-dv-union': 37,
+  'case3-no-data-change': 6,
+  'case4a-forward-remap': 8,
+  'case4b-reverse-remap': 11,
+  'case5a-zorder-forward': 9,
+  'case5b-zorder-reverse': 5,
+  'case6-merge-rows': 33,
+  'case6-merge-rows by change sketch': 5,
+}
+
+/**
+ * Each reconciliation flag and the kind only it reaches (the self-test turns it off alone).
+ * `merge.sourceKeyReadPredicate.enabled` has no kind of its own here: it only feeds Case 1 a
+ * MERGE's read, and with Case 6 on every MERGE loser of the generator reconciles through Case 6
+ * (or Case 2, 3, 4b, 5b on its files); the leave-one-out matrix (flag-leave-one-out.test.ts)
+ * shows it alone.
+ */
+const FLAG_KINDS: Readonly<Record<string, string>> = {
+  'rowLevelConcurrency.enabled': 'case2-dv-union',
+  'conflictDetection.dataSkipping.enabled': 'case1-data-skipping',
+  'conflictDetection.dataSkipping.valueExact.enabled': 'case1b-delete-read',
+  'conflictDetection.excludeNoDataChangeFiles.enabled': 'case3-no-data-change',
+  'optimize.conflictReconciliation.enabled': 'case4a-forward-remap',
+  'optimize.conflictReconciliation.reverse.enabled': 'case4b-reverse-remap',
+  'optimize.zorder.conflictReconciliation.enabled': 'case5a-zorder-forward',
+  'optimize.zorder.conflictReconciliation.reverse.enabled': 'case5b-zorder-reverse',
+  'merge.rowLevelConflicts.enabled': 'case6-merge-rows',
+}
+
+/** Every flag on but one. */
+function allBut(flag: string): Readonly<Record<string, boolean>> {
+  return Object.fromEntries(
+    [...Object.keys(FLAG_KINDS), 'merge.sourceKeyReadPredicate.enabled'].map((k) => [k, k !== flag]),
+  )
+}
+
+/**
+ * What a run falls short of: each kind under its floor, and each abort between two non-OPTIMIZE
+ * operations that no real conflict explains (the spec reconciles every such pair: Case 1, 1b, 2
+ * or 6; only an OPTIMIZE on either side may still abort without sharing a row, when its table
+ * lacks row tracking or both compact one file).
+ */
+function shortfalls(d: Distribution, floors: Readonly<Record<string, number>>): string[] {
+  const out: string[] = []
+  for (const [kind, floor] of Object.entries(floors)) {
+    const n = d.reconciliations.get(kind) ?? 0
+    if (n < floor) out.push(`${kind}: ${n} reconciled, floor ${floor}`)
+  }
+  for (const [reason, n] of d.forbidden) out.push(`${n} x ${reason}`)
+  return out
+}
 
 function shortRefusal(text: string | undefined): string {
   if (text === undefined) return ''
@@ -527,10 +625,14 @@ function shortRefusal(text: string | undefined): string {
   return `; refused: ${head.length > 90 ? `${head.slice(0, 90)}...` : head}`
 }
 
-async function runCase(spec: CaseSpec): Promise<void> {
+async function runCase(
+  spec: CaseSpec,
+  conflicts: Conflicts = 'all',
+  dist: Distribution = distribution,
+): Promise<void> {
   const { dir, state } = await tableFor(spec.template)
   try {
-    const table = await openTable(dir, 'all')
+    const table = await openTable(dir, conflicts)
     let model = state
     // With row tracking: each row's stable id at the start, kept for the rows whose lineage no
     // committed operation has broken (deleted, or replaced by an overwrite).
@@ -559,7 +661,7 @@ async function runCase(spec: CaseSpec): Promise<void> {
         if (!outcome.result.committed) {
           const read = readStates.get(i)!
           assert.deepEqual(sorted(apply(op, read)), sorted(read), `op ${i} (${op.kind}) committed nothing`)
-          count(distribution.noOps, op.kind)
+          count(dist.noOps, op.kind)
           continue
         }
         const before = model
@@ -575,9 +677,14 @@ async function runCase(spec: CaseSpec): Promise<void> {
           reconciled: outcome.result.reconciliations.length > 0,
         })
         for (const r of outcome.result.reconciliations) {
-          count(distribution.reconciliations, r.kind)
-          if (r.detail.changeSketch === true)
-            count(distribution.reconciliations, `${r.kind} by change sketch`)
+          const kinds: string[] = [r.kind]
+          if (r.detail.changeSketch === true) kinds.push(`${r.kind} by change sketch`)
+          for (const kind of kinds) {
+            count(dist.reconciliations, kind)
+            const kept = dist.reconciledCases.get(kind) ?? []
+            if (kept.length < KEPT_CASES && !kept.includes(spec)) kept.push(spec)
+            dist.reconciledCases.set(kind, kept)
+          }
         }
         continue
       }
@@ -594,12 +701,13 @@ async function runCase(spec: CaseSpec): Promise<void> {
         reason = 'genuine: the winner changed a row the loser read'
       else {
         reason = `unproven: ${op.kind} after ${w.op.kind}: ${error.code} in ${error.check}${shortRefusal(error.reconcileRefused)}`
+        if (op.kind !== 'optimize' && w.op.kind !== 'optimize') count(dist.forbidden, reason)
       }
-      count(distribution.aborts, reason)
+      count(dist.aborts, reason)
     }
-    distribution.cases++
-    if (aborts === 0) distribution.allCommitted++
-    else distribution.withAbort++
+    dist.cases++
+    if (aborts === 0) dist.allCommitted++
+    else dist.withAbort++
     const rows = await liveRows(table)
     assert.deepEqual(
       sorted(rows.map((r) => ({ id: r.id!, v: r.v! }))),
@@ -614,7 +722,7 @@ async function runCase(spec: CaseSpec): Promise<void> {
           expectedChanges(w.op, w.before).sort(),
           `the change feed of version ${version} (${w.op.kind}${w.reconciled ? ', reconciled' : ''}) is its serial changes`,
         )
-        if (w.reconciled) distribution.reconciledFeeds++
+        if (w.reconciled) dist.reconciledFeeds++
       }
       assert.deepEqual(
         [...feed.keys()].filter((v) => !winners.has(v)),
@@ -635,30 +743,81 @@ async function runCase(spec: CaseSpec): Promise<void> {
   }
 }
 
+/** A floor scaled to the number of cases run (the floors are set for 500). */
+const scaled = (floors: Readonly<Record<string, number>>, runs: number) =>
+  Object.fromEntries(Object.entries(floors).map(([k, n]) => [k, Math.ceil((n * runs) / 500)]))
+
+function report(t: { diagnostic: (m: string) => void }, d: Distribution): void {
+  const lines = [
+    `cases ${d.cases}: all committed ${d.allCommitted}, with an abort ${d.withAbort}`,
+    `reconciled commits whose change feed was checked: ${d.reconciledFeeds}`,
+    ...[...d.noOps].sort().map(([k, n]) => `nothing to commit (a no-op on its snapshot) ${k}: ${n}`),
+    ...[...d.reconciliations].sort().map(([k, n]) => `reconciled ${k}: ${n}`),
+    ...[...d.aborts].sort((a, b) => b[1] - a[1]).map(([k, n]) => `abort ${n} x ${k}`),
+  ]
+  for (const line of lines) t.diagnostic(line)
+}
+
+/** Replays recorded cases with other flags into a fresh distribution. */
+async function replay(cases: readonly CaseSpec[], conflicts: Conflicts): Promise<Distribution> {
+  const d = newDistribution()
+  for (const spec of cases) await runCase(spec, conflicts, d)
+  return d
+}
+
 describe('serial equivalence with every reconciliation on', () => {
   it(`concurrent appends, deletes, updates, merges, optimizes and overwrites end as their serial replay in commit order (${RUNS} cases)`, async (t) => {
-    await fc.assert(fc.asyncProperty(caseArb, runCase), { seed: SEED, numRuns: RUNS })
-    const lines = [
-      `cases ${distribution.cases}: all committed ${distribution.allCommitted}, with an abort ${distribution.withAbort}`,
-      `reconciled commits whose change feed was checked: ${distribution.reconciledFeeds}`,
-      ...[...distribution.noOps]
-        .sort()
-        .map(([k, n]) => `nothing to commit (a no-op on its snapshot) ${k}: ${n}`),
-      ...[...distribution.reconciliations].sort().map(([k, n]) => `reconciled ${k}: ${n}`),
-      ...[...distribution.aborts].sort((a, b) => b[1] - a[1]).map(([k, n]) => `abort ${n} x ${k}`),
-    ]
-    for (const line of lines) t.diagnostic(line)
+    await fc.assert(
+      fc.asyncProperty(caseArb, (spec) => runCase(spec)),
+      { seed: SEED, numRuns: RUNS },
+    )
+    report(t, distribution)
     assert.ok(distribution.cases >= RUNS)
+    assert.deepEqual(
+      shortfalls(distribution, scaled(FLOORS, RUNS)),
+      [],
+      'every reconciliation kind reaches its floor, and no abort between non-OPTIMIZE operations is unproven',
+    )
+  })
+
+  it('the floors catch a checker that reconciles nothing, or that lacks any one flag', async (t) => {
+    // The cases that reconciled each kind above, replayed: with every flag off no kind is
+    // reached, and with one flag off its kind falls under the floor of the replayed cases.
+    const kept = (kind: string) => distribution.reconciledCases.get(kind) ?? []
+    const kinds = Object.values(FLAG_KINDS)
+    for (const kind of kinds) assert.ok(kept(kind).length > 0, `the property reached ${kind}`)
+    const everyKind = [...new Set(kinds.flatMap((k) => kept(k).slice(0, 1)))]
+    const none = await replay(everyKind, 'none')
+    const floors = Object.fromEntries(kinds.map((k) => [k, 1]))
+    assert.deepEqual(
+      shortfalls(none, floors).filter((f) => !f.includes(' x ')),
+      kinds.map((k) => `${k}: 0 reconciled, floor 1`),
+      "with conflicts: 'none' every kind's floor fails",
+    )
+    t.diagnostic(
+      `'none' on ${everyKind.length} cases: ${none.aborts.size} abort reasons, ${none.forbidden.size} unproven`,
+    )
+    for (const [flag, kind] of Object.entries(FLAG_KINDS)) {
+      const cases = kept(kind)
+      const d = await replay(cases, allBut(flag))
+      const failed = shortfalls(d, { [kind]: cases.length })
+      t.diagnostic(`all but ${flag}: ${failed.join('; ') || 'nothing fails'}`)
+      assert.ok(
+        failed.some((f) => f.startsWith(`${kind}:`)),
+        `with ${flag} off, ${kind} falls under the floor of ${cases.length} replayed cases`,
+      )
+    }
   })
 
   const focusedRuns = Math.max(20, Math.round(RUNS / 8))
   it(`a conditional upsert whose matched, unchanged row a concurrent DELETE removes ends as the serial replay (${focusedRuns} cases)`, async (t) => {
-    const before = { cases: distribution.cases, withAbort: distribution.withAbort }
-    const case2 = distribution.reconciliations.get('case2-dv-union') ?? 0
-    await fc.assert(fc.asyncProperty(matchedRowDeleteArb, runCase), { seed: SEED, numRuns: focusedRuns })
-    t.diagnostic(
-      `cases ${distribution.cases - before.cases}: with an abort ${distribution.withAbort - before.withAbort}, ` +
-        `reconciled case2-dv-union ${(distribution.reconciliations.get('case2-dv-union') ?? 0) - case2}`,
+    const focused = newDistribution()
+    await fc.assert(
+      fc.asyncProperty(matchedRowDeleteArb, (spec) => runCase(spec, 'all', focused)),
+      { seed: SEED, numRuns: focusedRuns },
     )
+    report(t, focused)
+    // Measured: 4 of the 63 default cases reconcile through Case 2.
+    assert.deepEqual(shortfalls(focused, scaled({ 'case2-dv-union': 2 }, focusedRuns * 8)), [])
   })
 })

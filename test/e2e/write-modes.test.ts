@@ -4,7 +4,7 @@
  * actions as the log holds them, and the refusals (nothing committed).
  */
 import assert from 'node:assert/strict'
-import { mkdtemp, rm } from 'node:fs/promises'
+import { mkdtemp, rm, utimes } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, describe, it } from 'node:test'
@@ -375,14 +375,19 @@ describe('restore', () => {
   })
 
   it('restores to a timestamp', async () => {
-    const { t } = await table()
+    const { dir, t } = await table()
     try {
       const history = await t.history()
       const v2 = history.find((h) => h.version === 2n)!
       const at2 = await rows(t)
       await t.append(rowsOf([900], dayOf))
-      await new Promise((r) => setTimeout(r, 5))
       await t.delete('id < 10')
+      // The two later commits happened one and two seconds after version 2 (their files' times say
+      // so), however fast this machine wrote them.
+      for (const k of [1, 2]) {
+        const at = new Date(Number(v2.timestamp) + 1000 * k)
+        await utimes(join(dir, '_delta_log', `${String(2 + k).padStart(20, '0')}.json`), at, at)
+      }
       await t.restore({ timestamp: new Date(v2.timestamp) })
       assert.deepEqual(await rows(t), at2)
     } finally {

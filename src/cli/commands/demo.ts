@@ -12,6 +12,7 @@ import {
 import { runRace } from '../../race/index.js'
 import { REPORT_WIDTH, renderTerminalReport } from '../../race/report-terminal.js'
 import { type Command, durationOption, integerOption, stringOption, UsageError } from '../command.js'
+import { VerificationFailedError } from '../verification-failed-error.js'
 
 /** What one run of the quick look measured. */
 interface QuickRun {
@@ -310,7 +311,15 @@ async function fullRace(ctx: Ctx, values: Values): Promise<void> {
     )
   }
   if (!report.ok)
-    throw new InternalError(`the demo race failed verification (see ${report.jsonPath ?? root})`)
+    throw new VerificationFailedError(
+      'the demo race',
+      [
+        ...new Set(
+          report.runs.flatMap((r) => (r.verify?.checks ?? []).filter((c) => !c.ok).map((c) => c.name)),
+        ),
+      ],
+      report.jsonPath ?? root,
+    )
 }
 
 /** Prints a paragraph wrapped to the report width. */

@@ -2,7 +2,6 @@ import { join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import {
   DeltaTable,
-  InternalError,
   InvalidArgumentError,
   isDeltaError,
   redactLocation,
@@ -30,6 +29,7 @@ import {
   stringOption,
   UsageError,
 } from '../command.js'
+import { VerificationFailedError } from '../verification-failed-error.js'
 
 /** `delta-rlc race`: real writer processes racing on one table, verified afterwards. */
 export const raceCommand: Command = {
@@ -100,12 +100,21 @@ export const raceCommand: Command = {
         resolve(eventsPath),
         ctx.verbose ? { log: (m) => ctx.io.stderr.write(`${m}\n`) } : {},
       )
+      const failed = report.checks.filter((c) => !c.ok)
       if (ctx.json) ctx.printJson(report)
-      else
+      else {
         ctx.print(
           `${report.ok ? ctx.out.paint('green', 'PASS') : ctx.out.paint('red', 'FAIL')}: ${report.committedOps} committed operations replayed up to version ${report.latestVersion}`,
         )
-      if (!report.ok) throw new InternalError(`race verification failed for ${loc}`)
+        for (const c of failed) ctx.print(`  ${ctx.out.paint('red', 'failed')} ${c.name}: ${c.detail}`)
+        const d = report.firstDivergence
+        if (d !== undefined) ctx.print(`  first divergence (${d.check}, version ${d.version}): ${d.message}`)
+      }
+      if (!report.ok)
+        throw new VerificationFailedError(
+          loc,
+          failed.map((c) => c.name),
+        )
       return
     }
     const options = await raceOptions(loc, values)
@@ -138,8 +147,14 @@ export const raceCommand: Command = {
       if (report.htmlPath) ctx.print(`report: ${report.htmlPath}`)
     }
     if (!report.ok)
-      throw new InternalError(
-        `the race on ${loc} failed verification (see ${report.jsonPath ?? 'the report'})`,
+      throw new VerificationFailedError(
+        `the race on ${loc}`,
+        [
+          ...new Set(
+            report.runs.flatMap((r) => (r.verify?.checks ?? []).filter((c) => !c.ok).map((c) => c.name)),
+          ),
+        ],
+        report.jsonPath,
       )
   },
 }
