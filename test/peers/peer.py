@@ -57,6 +57,7 @@ def spark():
             SparkSession.builder.master("local[2]")
             .appName("delta-rlc-peer")
             .config("spark.ui.enabled", "false")
+            .config("spark.ui.showConsoleProgress", "false")
             .config("spark.sql.shuffle.partitions", "2")
             .config("spark.default.parallelism", "2")
             .config("spark.databricks.delta.snapshotPartitions", "2")
