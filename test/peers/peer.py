@@ -129,7 +129,9 @@ def encode_value(value, t):
     if pa.types.is_float64(t):
         return "double:" + _float_bits(value)
     if pa.types.is_decimal(t):
-        return f"decimal({t.precision},{t.scale}):" + format(value.quantize(decimal.Decimal(1).scaleb(-t.scale)), "f")
+        with decimal.localcontext(decimal.Context(prec=80)):
+            exact = value.quantize(decimal.Decimal(1).scaleb(-t.scale))
+        return f"decimal({t.precision},{t.scale}):" + format(exact, "f")
     if pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_string_view(t):
         return "string:" + value
     if pa.types.is_binary(t) or pa.types.is_large_binary(t) or pa.types.is_binary_view(t) or pa.types.is_fixed_size_binary(t):
@@ -217,7 +219,13 @@ def spark_table(path, version=None, timestamp=None):
 def cmd_spark_sql(args):
     """Runs one Spark SQL statement; the result rows come back encoded."""
     df = spark().sql(args["sql"])
-    return {"rows": encode_table(df.toArrow(), args.get("format", "typed"))}
+    try:
+        data = df.toArrow()
+    except pa.ArrowInvalid:
+        # Some commands' metric rows (OPTIMIZE, REORG) put nulls in fields their schema declares
+        # NOT NULL, which Arrow refuses; their rows come back plain instead.
+        return {"rows": [plain_value(row.asDict(recursive=True)) for row in df.collect()]}
+    return {"rows": encode_table(data, args.get("format", "typed"))}
 
 
 def cmd_spark_read(args):
