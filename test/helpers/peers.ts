@@ -381,7 +381,13 @@ export class Matrix {
     try {
       await check()
     } catch (e) {
-      this.#cells.push({ feature, direction, engine, result: 'fail', message: String(e).split('\n')[0] ?? '' })
+      this.#cells.push({
+        feature,
+        direction,
+        engine,
+        result: 'fail',
+        message: String(e).split('\n')[0] ?? '',
+      })
       throw e
     }
     this.#cells.push({ feature, direction, engine, result: 'pass' })
