@@ -124,6 +124,9 @@ def encode_value(value, t):
         return f"integer:{value}"
     if pa.types.is_int64(t):
         return f"long:{value}"
+    if pa.types.is_unsigned_integer(t):
+        # Not a Delta type; delta-rs uses uint64 for some metadata columns (CDF's _commit_version).
+        return f"uint{t.bit_width}:{value}"
     if pa.types.is_float32(t):
         return "float:" + _float_bits(value)
     if pa.types.is_float64(t):
