@@ -1,6 +1,7 @@
 /**
- * Prints the test files `npm test` runs, one a line: every `test/**\/*.test.ts`, the known long
- * ones first (longest first), then the rest in path order.
+ * Prints the test files `npm test` runs, one a line: every `test/**\/*.test.ts` but the live-peer
+ * tier under `test/peers/` (its own script, `npm run test:peers`, runs it), the known long ones
+ * first (longest first), then the rest in path order.
  *
  * The runner starts files in the order given, two at a time. In path order a long file that sorts
  * late starts when most others are done, and one worker sits idle while it runs alone; started
@@ -45,11 +46,15 @@ const LONG_FIRST = [
   'test/e2e/race-hot-keys.test.ts',
 ]
 
+/** The live-peer tier: Spark and delta-rs processes, on top of the main suite's budget. */
+const PEER_TIER = join('test', 'peers')
+
 function testFiles(dir: string): string[] {
   const found: string[] = []
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
     const path = join(dir, entry.name)
     if (entry.isDirectory()) {
+      if (path === PEER_TIER) continue
       for (const f of testFiles(path)) found.push(f)
     } else if (entry.isFile() && entry.name.endsWith('.test.ts')) {
       found.push(path)

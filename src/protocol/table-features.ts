@@ -414,6 +414,19 @@ function versionProperty(properties: TableConfiguration, key: string, max: numbe
   return n
 }
 
+/**
+ * Whether a column, or a field nested in struct columns, is declared NOT NULL. Delta Spark's
+ * invariants are these fields (it does not look inside arrays and maps), so a table with one needs
+ * the `invariants` writer feature under a table-features protocol.
+ */
+function hasNotNullColumn(struct: StructType): boolean {
+  return struct.fields.some(
+    (f) =>
+      !f.nullable ||
+      (typeof f.type !== 'string' && f.type.type === 'struct' && hasNotNullColumn(f.type as StructType)),
+  )
+}
+
 function requiredFeatures(properties: TableConfiguration, schema: StructType | undefined): Set<string> {
   const req = new Set<string>()
   if (deletionVectorsEnabled(properties)) req.add('deletionVectors')
@@ -444,6 +457,9 @@ function requiredFeatures(properties: TableConfiguration, schema: StructType | u
     }
     req.add(name)
   }
+  // A NOT NULL column is an invariant to Delta Spark, which refuses a table-features protocol that
+  // does not list `invariants` beside one (DELTA_FEATURES_PROTOCOL_METADATA_MISMATCH).
+  if (schema !== undefined && hasNotNullColumn(schema)) req.add('invariants')
   if (schema !== undefined) {
     forEachField(schema, (f) => {
       const keys = Object.keys(f.metadata)

@@ -298,6 +298,25 @@ describe('protocolForProperties', () => {
       'id long',
       proto(3, 7, ['v2Checkpoint'], ['v2Checkpoint']),
     ],
+    ['a NOT NULL column on a legacy protocol', {}, 'id long not null', proto(1, 2)],
+    [
+      'a NOT NULL column beside deletion vectors (Delta Spark reads it as an invariant)',
+      { 'delta.enableDeletionVectors': 'true' },
+      'id long not null',
+      proto(3, 7, ['deletionVectors'], ['invariants', 'deletionVectors']),
+    ],
+    [
+      'a NOT NULL field nested in a struct beside a timestamp_ntz column',
+      {},
+      's struct<a: int not null>, t timestamp_ntz',
+      proto(3, 7, ['timestampNtz'], ['invariants', 'timestampNtz']),
+    ],
+    [
+      'a NOT NULL field inside an array element (not an invariant to Delta Spark)',
+      {},
+      'a array<struct<x: int not null>>, t timestamp_ntz',
+      proto(3, 7, ['timestampNtz'], ['timestampNtz']),
+    ],
     [
       'explicit versions',
       { 'delta.minReaderVersion': '3', 'delta.minWriterVersion': '7' },
