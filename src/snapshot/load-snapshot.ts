@@ -19,6 +19,7 @@ import {
   parseLastCheckpoint,
   parseLogFileName,
 } from '../protocol/log-files.js'
+import { tableRootOf } from '../protocol/log-paths.js'
 import { decodeAddPath } from '../protocol/partition-values.js'
 import { checkReadSupported } from '../protocol/table-features.js'
 import type { FileMeta } from '../storage/object-store.js'
@@ -194,7 +195,7 @@ async function buildFromListing(
       }
     }
   }
-  const state = replayLog(batches, { tableRoot: engine.storage.localPath?.('') ?? engine.storage.root })
+  const state = replayLog(batches, { tableRoot: tableRootOf(engine.storage) })
   checkReadSupported(state.protocol)
   for (const add of state.activeFiles.values()) if (!isPlainKey(add.path)) decodeAddPath(add.path)
   const timestamp = await snapshotCommitTimestamp(engine, segment, state, signal)
