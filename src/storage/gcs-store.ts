@@ -152,6 +152,9 @@ export function createGcsStore(
     // Retries belong to runWithRetries; see the module comment of retry.ts.
     retryOptions: { autoRetry: false, maxRetries: 0 },
   })
+  // The SDK takes the JSON API base from process.env.STORAGE_EMULATOR_HOST as it is, whatever
+  // the options say (and without the API path a host:port value needs): the options decide.
+  storage.baseUrl = `${storage.apiEndpoint}/storage/v1`
   return new GcsStore({
     root: location.display,
     storage,
@@ -204,7 +207,8 @@ function checkEndpoint(text: string | undefined): string | undefined {
       },
     )
   }
-  return withScheme.replace(/\/+$/, '')
+  // The Node SDK's documented form of STORAGE_EMULATOR_HOST ends in the API path; the origin is what counts.
+  return withScheme.replace(/\/+$/, '').replace(/\/storage\/v1$/, '')
 }
 
 function checkCredentials(key: GcsServiceAccountKey | undefined): GcsServiceAccountKey | undefined {
