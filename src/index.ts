@@ -71,6 +71,7 @@ export {
   type AzureStoreOptions,
   createLocalStore,
   createMemoryStore,
+  type GcsStoreOptions,
   type OpenStoreOptions,
   openStore,
   type RetryOptions,

@@ -84,7 +84,7 @@ export const LAYERS: Readonly<Record<string, Layer>> = {
   storage: {
     owns: 'ObjectStore and its backends (local, memory, Azure, S3, and the wrapping test stores); knows nothing of Delta',
     imports: [...LEAVES],
-    packages: ['@aws-sdk/client-s3', '@azure/storage-blob'],
+    packages: ['@aws-sdk/client-s3', '@azure/storage-blob', '@google-cloud/storage'],
     node: true,
   },
 
@@ -162,7 +162,7 @@ export const LAYERS: Readonly<Record<string, Layer>> = {
     imports: [...LEAVES, ...PURE, 'engine', 'storage', 'arrow', 'snapshot', 'scan', 'txn', 'ops', 'table'],
   },
   subpaths: {
-    owns: 'delta-rlc/engine, /storage/azure, /storage/s3, /duckdb, /testing: one entry file each',
+    owns: 'delta-rlc/engine, /storage/azure, /storage/s3, /storage/gcs, /duckdb, /testing: one entry file each',
     imports: [
       ...LEAVES,
       ...PURE,
@@ -191,6 +191,7 @@ export const LAYERS: Readonly<Record<string, Layer>> = {
       'subpaths/engine.ts',
       'subpaths/storage-azure.ts',
       'subpaths/storage-s3.ts',
+      'subpaths/storage-gcs.ts',
       'subpaths/duckdb.ts',
       'subpaths/testing.ts',
       'race',

@@ -34,6 +34,7 @@ describe('package.json', () => {
       './engine',
       './storage/azure',
       './storage/s3',
+      './storage/gcs',
       './duckdb',
       './testing',
     ])

@@ -9,6 +9,7 @@ import * as api from '../src/index.js'
 import * as duckdb from '../src/subpaths/duckdb.js'
 import * as engine from '../src/subpaths/engine.js'
 import * as azure from '../src/subpaths/storage-azure.js'
+import * as gcs from '../src/subpaths/storage-gcs.js'
 import * as s3 from '../src/subpaths/storage-s3.js'
 import * as testing from '../src/subpaths/testing.js'
 
@@ -86,9 +87,10 @@ describe('public API', () => {
     assert.deepEqual(Object.keys(engine).sort(), ['createDefaultEngine'])
   })
 
-  it('delta-rlc/storage/azure and delta-rlc/storage/s3 export their store and location parser', () => {
+  it('delta-rlc/storage/azure, /storage/s3 and /storage/gcs export their store and location parser', () => {
     assert.deepEqual(Object.keys(azure).sort(), ['createAzureStore', 'parseAzureLocation'])
     assert.deepEqual(Object.keys(s3).sort(), ['createS3Store', 'parseS3Location'])
+    assert.deepEqual(Object.keys(gcs).sort(), ['createGcsStore', 'parseGcsLocation'])
   })
 
   it('delta-rlc/duckdb exports the DuckDB instance, result streams, the snapshot view, its sandbox and the value conversion', () => {

@@ -138,7 +138,7 @@ function mainHelp(commands: readonly Command[]): string {
     'usage: delta-rlc <command> <table> [options]',
     '',
     'A Delta Lake table engine with row-level concurrency. <table> is a local path, file:// URL,',
-    'az://container/prefix or s3://bucket/prefix.',
+    'az://container/prefix, s3://bucket/prefix or gs://bucket/prefix.',
     '',
     'commands:',
     ...commands.map(

@@ -15,6 +15,8 @@ import { duckType, isPrimitive } from './duckdb-types.js'
 
 /** Name of the file index column of a {@link LiveRows} relation and of its files table. */
 export const FILE_INDEX_COL = '__delta_rlc_file_index'
+/** The index of a row's file in the request, where files are read in groups (by field id). */
+const SOURCE_INDEX_COL = '__delta_rlc_source_index'
 /** Name of the row-id column of a {@link LiveRows} relation that tracks rows. */
 export const ROW_ID_COL = '__delta_rlc_row_id'
 /** Name of the row-commit-version column of a {@link LiveRows} relation that tracks rows. */
@@ -36,6 +38,12 @@ export interface LiveRowsColumn extends PartitionLiteralColumn {
    * stored; a writer that must reproduce the files' physical struct types names them here.
    */
   readonly readAs?: string | undefined
+  /**
+   * The column's Parquet field id, for a table in column mapping mode `id`: a file's top-level
+   * field with this id is the column, whatever its name; a file without it falls back to the
+   * field named `physicalName` that carries no id.
+   */
+  readonly fieldId?: number | undefined
 }
 
 /** What {@link defineLiveRows} reads. */
@@ -117,9 +125,11 @@ export interface LiveRows {
  */
 export async function defineLiveRows(con: DuckDBConnection, request: LiveRowsRequest): Promise<LiveRows> {
   const { files, paths, columns, tables } = request
+  const byFieldId = await fieldIdProjections(con, paths, columns)
   const source =
-    `read_parquet([${paths.map(sqlFilePath).join(', ')}], filename = ${sqlString(FILE_COL)}, ` +
-    'file_row_number = true, union_by_name = true, hive_partitioning = false)'
+    byFieldId === undefined
+      ? readParquetSql(paths)
+      : `(${byFieldId.map((g) => g.sql).join(' UNION ALL BY NAME ')})`
   const present = new Set(
     (await con.runAndReadAll(`DESCRIBE SELECT * FROM ${source}`)).getRows().map((r) => String(r[0])),
   )
@@ -143,7 +153,7 @@ export async function defineLiveRows(con: DuckDBConnection, request: LiveRowsReq
   // DuckDB's `file_index` names each row's file by its place in the list, an integer that is far
   // cheaper to join on than the path; a data column of that name would shadow it, and then the
   // path is the key.
-  const byIndex = ![...present].some((n) => n.toLowerCase() === 'file_index')
+  const byIndex = byFieldId !== undefined || ![...present].some((n) => n.toLowerCase() === 'file_index')
   // Row ids need each row's file's baseRowId: a per-row join with the files table, as partition
   // values and masks do.
   const joinFiles =
@@ -179,7 +189,8 @@ export async function defineLiveRows(con: DuckDBConnection, request: LiveRowsReq
     )
     created.push(tables.files)
   }
-  const fileIndex = 'CAST(d.file_index AS INTEGER)'
+  const fileIndex =
+    byFieldId === undefined ? 'CAST(d.file_index AS INTEGER)' : `d.${sqlIdent(SOURCE_INDEX_COL)}`
   let from = `${source} d`
   if (joinFiles)
     from += byIndex
@@ -339,4 +350,115 @@ function rowTrackingSql(tracking: RowTrackingColumns, present: ReadonlySet<strin
 
 function bigintLiteral(v: bigint | undefined): string {
   return v === undefined ? 'CAST(NULL AS BIGINT)' : `CAST(${v} AS BIGINT)`
+}
+
+/** The `read_parquet` of some files: their rows by name, with file name and row position. */
+function readParquetSql(paths: readonly string[]): string {
+  return (
+    `read_parquet([${paths.map(sqlFilePath).join(', ')}], filename = ${sqlString(FILE_COL)}, ` +
+    'file_row_number = true, union_by_name = true, hive_partitioning = false)'
+  )
+}
+
+/** The top-level fields of one file: name to field id (null where the field has none). */
+type TopLevelFields = Map<string, number | null>
+
+/**
+ * For a table in column mapping mode `id`, the files read in groups that resolve each column by
+ * its Parquet field id: a file's top-level field with the column's id is renamed to the column's
+ * physical name, and a field that bears a column's physical name but not its id (it is another
+ * column, or a stale one) is left out, so that it reads as NULL rather than as the wrong column.
+ * A file without the id falls back to the field of that name that has no id. Files that need the
+ * same renames form one group; each group carries the files' indexes in the request.
+ *
+ * Only top-level columns are resolved by id; fields inside structs are found by name.
+ *
+ * @returns the group relations, or undefined when every file already names every column by its
+ *   physical name (no column has an id, or names and ids agree): then one read by name serves
+ */
+async function fieldIdProjections(
+  con: DuckDBConnection,
+  paths: readonly string[],
+  columns: readonly LiveRowsColumn[],
+): Promise<{ readonly sql: string }[] | undefined> {
+  const wanted = columns.filter((c) => !c.isPartition && c.fieldId !== undefined)
+  if (wanted.length === 0) return undefined
+  const fields = await topLevelFields(con, paths)
+  const targets = new Set(wanted.map((c) => c.physicalName))
+  const groups = new Map<string, { renames: [string, string][]; excludes: string[]; indexes: number[] }>()
+  let anyChange = false
+  paths.forEach((path, index) => {
+    const own = fields.get(path) ?? new Map<string, number | null>()
+    const sourceOf = new Map<string, string>()
+    for (const c of wanted) {
+      const byId = [...own].find(([, id]) => id === c.fieldId)?.[0]
+      const byName = own.has(c.physicalName) && own.get(c.physicalName) === null ? c.physicalName : undefined
+      const source = byId ?? byName
+      if (source !== undefined) sourceOf.set(source, c.physicalName)
+    }
+    const renames: [string, string][] = []
+    const excludes: string[] = []
+    for (const name of own.keys()) {
+      const target = sourceOf.get(name)
+      if (target !== undefined) {
+        if (target !== name) renames.push([name, target])
+      } else if (targets.has(name)) {
+        excludes.push(name)
+      }
+    }
+    if (renames.length > 0 || excludes.length > 0) anyChange = true
+    const signature = JSON.stringify([renames, excludes])
+    const group = groups.get(signature)
+    if (group === undefined) groups.set(signature, { renames, excludes, indexes: [index] })
+    else group.indexes.push(index)
+  })
+  if (!anyChange) return undefined
+  return [...groups.values()].map((g) => {
+    const star = [
+      '*',
+      g.excludes.length === 0 ? '' : ` EXCLUDE (${g.excludes.map(sqlIdent).join(', ')})`,
+      g.renames.length === 0
+        ? ''
+        : ` RENAME (${g.renames.map(([from, to]) => `${sqlIdent(from)} AS ${sqlIdent(to)}`).join(', ')})`,
+    ].join('')
+    // DuckDB numbers the files of each read from 0; the request's index is looked up from it.
+    const indexes = `[${g.indexes.join(', ')}]`
+    return {
+      sql:
+        `SELECT ${star}, CAST(${indexes}[CAST(file_index AS BIGINT) + 1] AS INTEGER) AS ${sqlIdent(SOURCE_INDEX_COL)} ` +
+        `FROM ${readParquetSql(g.indexes.map((i) => paths[i] as string))}`,
+    }
+  })
+}
+
+/** The top-level fields of each file, read from the Parquet footers. */
+async function topLevelFields(
+  con: DuckDBConnection,
+  paths: readonly string[],
+): Promise<Map<string, TopLevelFields>> {
+  const reader = await con.runAndReadAll(
+    `SELECT file_name, name, field_id, num_children FROM parquet_schema([${paths.map(sqlFilePath).join(', ')}])`,
+  )
+  const out = new Map<string, TopLevelFields>()
+  // Rows are each file's schema tree in pre-order: the root, then each field before its children.
+  let file: string | undefined
+  let remaining: number[] = []
+  for (const [fileName, name, fieldId, numChildren] of reader.getRows()) {
+    const path = String(fileName)
+    const children = numChildren === null ? 0 : Number(numChildren)
+    if (path !== file) {
+      file = path
+      out.set(path, new Map())
+      remaining = [children]
+      continue
+    }
+    while (remaining.length > 0 && remaining[remaining.length - 1] === 0) remaining.pop()
+    if (remaining.length === 0) throw new InternalError(`Malformed Parquet schema listing of ${path}`)
+    if (remaining.length === 1) {
+      out.get(path)?.set(String(name), fieldId === null ? null : Number(fieldId))
+    }
+    remaining[remaining.length - 1] = (remaining[remaining.length - 1] as number) - 1
+    if (children > 0) remaining.push(children)
+  }
+  return out
 }

@@ -27,6 +27,8 @@ export interface LayoutColumn {
   readonly nullable: boolean
   /** DuckDB type, with physical names for nested struct fields. */
   readonly sqlType: string
+  /** The Parquet field id existing files are read by, in column mapping mode `id`. */
+  readonly fieldId?: number | undefined
 }
 
 /** A partition column; its type is always primitive. */
@@ -230,6 +232,7 @@ function layoutColumn(field: StructField, mode: ColumnMappingMode): LayoutColumn
     type: field.type,
     nullable: field.nullable,
     sqlType: physicalDuckType(field.type, mode),
+    ...(mode === 'id' ? { fieldId: fieldIdOf(field, mode) } : {}),
   }
 }
 

@@ -299,7 +299,8 @@ export function columnSpecsOf(metadata: Metadata): ColumnSpec[] {
       name: f.name,
       type: f.type,
       physicalName: physicalName(f, mode),
-      fieldId: columnMappingId(f),
+      // Files are resolved by field id in mode `id` only; name mode goes by physical name.
+      fieldId: mode === 'id' ? columnMappingId(f) : undefined,
       isPartition: partition.has(f.name.toLowerCase()),
     }),
   )

@@ -5,7 +5,7 @@ import { InvalidArgumentError, UnsupportedError } from '../errors/index.js'
 import type { DeletionVectorDescriptor, Version } from '../protocol/actions.js'
 import { remappedReadDeletionVector } from '../protocol/composition-tags.js'
 import { LOG_DIR } from '../protocol/log-files.js'
-import { canonicalLogPath } from '../protocol/log-paths.js'
+import { canonicalLogPath, tableRootOf } from '../protocol/log-paths.js'
 import { decodeAddPath } from '../protocol/partition-values.js'
 import { ROW_TRACKING_FEATURE } from '../protocol/row-tracking.js'
 import { physicalName } from '../protocol/schema.js'
@@ -299,7 +299,7 @@ function storeKeyOf(engine: Engine, logPath: string): string | null | undefined 
   const local = engine.storage.localPath?.('')
   let decoded: ReturnType<typeof decodeAddPath>
   try {
-    decoded = decodeAddPath(canonicalLogPath(logPath, local ?? engine.storage.root))
+    decoded = decodeAddPath(canonicalLogPath(logPath, tableRootOf(engine.storage)))
   } catch {
     return undefined
   }

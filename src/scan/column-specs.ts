@@ -31,7 +31,8 @@ export function columnSpecs(snap: Snapshot, names: readonly string[] | undefined
       name: f.name,
       type: f.type,
       physicalName: physicalName(f, mode),
-      fieldId: columnMappingId(f),
+      // Files are resolved by field id in mode `id` only; name mode goes by physical name.
+      fieldId: mode === 'id' ? columnMappingId(f) : undefined,
       isPartition: partition.has(f.name.toLowerCase()),
     }),
   )

@@ -11,7 +11,7 @@ import type { RoaringBitmapArray } from '../dv/roaring-bitmap-array.js'
 import type { Engine } from '../engine/engine.js'
 import { FileNotFoundError, InvalidDeletionVectorError, UnsupportedError } from '../errors/index.js'
 import type { AddFile, DeletionVectorDescriptor } from '../protocol/actions.js'
-import { canonicalLogPath } from '../protocol/log-paths.js'
+import { canonicalLogPath, tableRootOf } from '../protocol/log-paths.js'
 import { decodeAddPath } from '../protocol/partition-values.js'
 import { parseStats } from '../protocol/stats.js'
 
@@ -86,7 +86,7 @@ export async function loadFileDeletionVector(
 
 /** Maps an absolute DV URI to a key of the table's store, when it lies inside the table root. */
 function keyForAbsolute(engine: Engine, uri: string): string {
-  const root = engine.storage.localPath?.('') ?? engine.storage.root
+  const root = tableRootOf(engine.storage)
   const canonical = canonicalLogPath(uri, root)
   const decoded = decodeAddPath(canonical)
   if (decoded.kind === 'relative') return decoded.key

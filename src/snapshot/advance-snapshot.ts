@@ -14,6 +14,7 @@ import {
   LOG_DIR,
   parseLogFileName,
 } from '../protocol/log-files.js'
+import { tableRootOf } from '../protocol/log-paths.js'
 import { decodeAddPath } from '../protocol/partition-values.js'
 import { checkReadSupported } from '../protocol/table-features.js'
 import type { FileMeta } from '../storage/object-store.js'
@@ -211,7 +212,7 @@ async function replayCommits(
   batches: readonly ReplayBatch[],
   signal: AbortSignal | undefined,
 ): Promise<Snapshot> {
-  const tableRoot = engine.storage.localPath?.('') ?? engine.storage.root
+  const tableRoot = tableRootOf(engine.storage)
   const state = advanceReplayedState(snapshot.state, batches, { tableRoot })
   if (state.protocol !== snapshot.protocol) checkReadSupported(state.protocol)
   // The same check a fresh load makes of every file, here of the new ones only.

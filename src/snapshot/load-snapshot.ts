@@ -19,6 +19,7 @@ import {
   parseLastCheckpoint,
   parseLogFileName,
 } from '../protocol/log-files.js'
+import { tableRootOf } from '../protocol/log-paths.js'
 import { decodeAddPath } from '../protocol/partition-values.js'
 import { checkReadSupported } from '../protocol/table-features.js'
 import type { FileMeta } from '../storage/object-store.js'
@@ -336,7 +337,7 @@ async function readSegment(
 }
 
 function newReplay(engine: Engine): LogReplay {
-  return new LogReplay({ tableRoot: engine.storage.localPath?.('') ?? engine.storage.root })
+  return new LogReplay({ tableRoot: tableRootOf(engine.storage) })
 }
 
 /**

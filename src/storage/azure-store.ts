@@ -183,6 +183,11 @@ export function createAzureStore(
         : new BlobServiceClient(access.endpoint, access.auth.credential, pipeline)
   return new AzureStore({
     root: location.display,
+    // Spark writes absolute paths as abfss:// URIs with the account, which `az://` leaves out.
+    rootUri:
+      access.account === undefined
+        ? undefined
+        : `abfss://${location.container}@${access.account}.dfs.core.windows.net${location.prefix === '' ? '' : `/${location.prefix}`}`,
     container: service.getContainerClient(location.container),
     containerName: location.container,
     account: access.account,
@@ -468,6 +473,7 @@ function freezeLocation(location: AzureLocation): AzureLocation {
 
 interface AzureStoreParts {
   readonly root: string
+  readonly rootUri: string | undefined
   readonly container: ContainerClient
   readonly containerName: string
   readonly account: string | undefined
@@ -500,6 +506,7 @@ class AzureStore extends RemoteStore {
   constructor(parts: AzureStoreParts) {
     super({
       root: parts.root,
+      rootUri: parts.rootUri,
       service: SERVICE,
       prefix: parts.prefix,
       policy: parts.policy,

@@ -167,7 +167,8 @@ interface Decision {
 class FaultyStoreImpl implements FaultyStore {
   readonly inner: ObjectStore
   readonly root: string
-  // Declared, not defined, so that the wrapper has neither at all when the wrapped store has none.
+  // Declared, not defined, so that the wrapper has none of them when the wrapped store has none.
+  declare readonly rootUri?: string
   declare readonly localPath?: (key: string) => string
   declare readonly listPrefix?: (prefix: string, opts?: StoreCallOptions) => AsyncGenerator<FileMeta>
   #faults: ActiveFault[] = []
@@ -178,6 +179,7 @@ class FaultyStoreImpl implements FaultyStore {
   constructor(inner: ObjectStore, plan: FaultPlan) {
     this.inner = inner
     this.root = inner.root
+    if (inner.rootUri !== undefined) this.rootUri = inner.rootUri
     if (inner.localPath !== undefined) {
       const localPath = inner.localPath.bind(inner)
       this.localPath = (key: string) => localPath(key)

@@ -6,6 +6,7 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { InvalidArgumentError, UnsupportedError } from '../errors/index.js'
 import { type AzureStoreOptions, createAzureStore } from './azure-store.js'
+import { createGcsStore, type GcsStoreOptions } from './gcs-store.js'
 import { createLocalStore } from './local-store.js'
 import { createMemoryStore } from './memory-store.js'
 import type { ObjectStore } from './object-store.js'
@@ -25,6 +26,8 @@ export type {
   StoreMethod,
 } from './faulty-store.js'
 export { createFaultyStore } from './faulty-store.js'
+export type { GcsLocation, GcsServiceAccountKey, GcsStoreOptions } from './gcs-store.js'
+export { createGcsStore, parseGcsLocation } from './gcs-store.js'
 export { checkDirectoryKey, checkKey, checkObjectKey, checkRange, compareUtf8, dirOf } from './keys.js'
 export { createLocalStore } from './local-store.js'
 export { createMemoryStore } from './memory-store.js'
@@ -40,6 +43,8 @@ export interface OpenStoreOptions {
   readonly azure?: Omit<AzureStoreOptions, 'location'> | undefined
   /** Options of {@link createS3Store} for `s3://` locations. */
   readonly s3?: Omit<S3StoreOptions, 'location'> | undefined
+  /** Options of {@link createGcsStore} for `gs://` locations. */
+  readonly gcs?: Omit<GcsStoreOptions, 'location'> | undefined
 }
 
 /** Schemes of Azure Blob Storage locations. */
@@ -57,7 +62,8 @@ const namedMemoryStores = new Map<string, ObjectStore>()
  * - `az://<container>/<prefix>`, `abfss://<container>@<account>.dfs.core.windows.net/<prefix>` or
  *   `https://<account>.blob.core.windows.net/<container>/<prefix>`: an Azure Blob Storage store
  *   (see {@link createAzureStore} for credentials and environment variables);
- * - `s3://<bucket>/<prefix>` (or `s3a://`): an S3 store (see {@link createS3Store}).
+ * - `s3://<bucket>/<prefix>` (or `s3a://`, `s3n://`): an S3 store (see {@link createS3Store});
+ * - `gs://<bucket>/<prefix>`: a Google Cloud Storage store (see {@link createGcsStore}).
  *
  * ### Examples
  * ```ts
@@ -65,6 +71,7 @@ const namedMemoryStores = new Map<string, ObjectStore>()
  * const scratch = openStore('memory://tests')
  * const azure = openStore('az://tables/sales', { azure: { connectionString } })
  * const s3 = openStore('s3://lake/sales', { s3: { region: 'eu-west-1' } })
+ * const gcs = openStore('gs://lake/sales', { gcs: { keyFilename: '/secrets/sa.json' } })
  * ```
  *
  * @param location - the table location
@@ -91,9 +98,10 @@ export function openStore(location: string, options?: OpenStoreOptions): ObjectS
   ) {
     return createAzureStore(location, options?.azure)
   }
-  if (scheme === 's3' || scheme === 's3a') return createS3Store(location, options?.s3)
+  if (scheme === 's3' || scheme === 's3a' || scheme === 's3n') return createS3Store(location, options?.s3)
+  if (scheme === 'gs') return createGcsStore(location, options?.gcs)
   throw new UnsupportedError(
-    `Cannot open '${location.split('?')[0]}': the '${scheme}://' storage scheme is not supported. Use a local path, a file:// URL, memory://<name>, az://<container>/<prefix> or s3://<bucket>/<prefix>.`,
+    `Cannot open '${location.split('?')[0]}': the '${scheme}://' storage scheme is not supported. Use a local path, a file:// URL, memory://<name>, az://<container>/<prefix>, s3://<bucket>/<prefix> or gs://<bucket>/<prefix>.`,
   )
 }
 

@@ -19,6 +19,14 @@ export interface ObjectStore {
   readonly root: string
 
   /**
+   * The root as a URI that also names what `root` leaves to the settings, such as the storage
+   * account of an `az://<container>/<prefix>` root (`abfss://<container>@<account>.dfs.<suffix>/<prefix>`).
+   * Absolute data file paths in a table's log are matched against it, so that a path spelled with
+   * the account lies inside the table. Absent: `root` is that URI.
+   */
+  readonly rootUri?: string
+
+  /**
    * Reads an object, or a byte range of it.
    *
    * @param key - object key

@@ -5,7 +5,7 @@
 import type { ObjectStore } from './object-store.js'
 
 /**
- * A store whose every call goes to `inner`; it has `listPrefix`, `localPath` and
+ * A store whose every call goes to `inner`; it has `rootUri`, `listPrefix`, `localPath` and
  * `listTemporaryFiles` exactly when `inner` has.
  *
  * @param inner - the wrapped store
@@ -21,6 +21,7 @@ export function passThroughStore(inner: ObjectStore): ObjectStore {
     head: (key, opts) => inner.head(key, opts),
     delete: (key, opts) => inner.delete(key, opts),
   }
+  if (inner.rootUri !== undefined) store.rootUri = inner.rootUri
   if (inner.listingReadsWholeDirectory !== undefined) {
     store.listingReadsWholeDirectory = inner.listingReadsWholeDirectory
   }

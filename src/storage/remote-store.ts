@@ -39,6 +39,8 @@ export interface ObjectProperties {
 export interface RemoteStoreSettings {
   /** The location the store is rooted at, without secrets. */
   readonly root: string
+  /** The root as a URI naming what `root` leaves out (see {@link ObjectStore.rootUri}). */
+  readonly rootUri?: string | undefined
   /** The service, as named in messages (`'S3'`). */
   readonly service: string
   /** The key prefix inside the bucket or container: `''` or ending in `/`. */
@@ -59,9 +61,12 @@ export abstract class RemoteStore implements ObjectStore {
   readonly root: string
   // Private, so that neither util.inspect nor JSON.stringify reaches the secrets it lists.
   readonly #settings: RemoteStoreSettings
+  // Declared, not defined: a store whose root names everything has none.
+  declare readonly rootUri?: string
 
   protected constructor(settings: RemoteStoreSettings) {
     this.root = settings.root
+    if (settings.rootUri !== undefined) this.rootUri = settings.rootUri
     this.#settings = settings
   }
 

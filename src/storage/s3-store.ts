@@ -48,7 +48,7 @@ import {
 
 /** Options of {@link createS3Store}. Explicit options win over environment variables. */
 export interface S3StoreOptions {
-  /** Where the store is rooted: `s3://<bucket>/<prefix>` (`s3a://` is accepted too). */
+  /** Where the store is rooted: `s3://<bucket>/<prefix>` (`s3a://` and `s3n://` are accepted too). */
   readonly location?: string | undefined
   /** Region; else `AWS_REGION`, `AWS_DEFAULT_REGION`, else `us-east-1`. */
   readonly region?: string | undefined
@@ -224,13 +224,13 @@ export function createS3Store(
 /**
  * Parses an S3 location.
  *
- * @param location - `s3://<bucket>/<prefix>` or `s3a://<bucket>/<prefix>`
+ * @param location - `s3://<bucket>/<prefix>`, or the same with `s3a://` or `s3n://`
  * @returns its parts
  * @throws {InvalidArgumentError} when the location has another form, no bucket, or a prefix with
  *   empty, `.` or `..` segments
  */
 export function parseS3Location(location: string): S3Location {
-  const m = /^s3a?:\/\/([^/?#]+)(?:\/([^?#]*))?$/i.exec(location)
+  const m = /^s3[an]?:\/\/([^/?#]+)(?:\/([^?#]*))?$/i.exec(location)
   if (m === null) {
     throw new InvalidArgumentError(
       `Invalid S3 location '${redactLocation(location)}': use s3://<bucket>/<prefix>`,

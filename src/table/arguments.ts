@@ -83,7 +83,10 @@ const ENGINE_OPTION_KEYS = {
   cacheDir: true,
   cacheMaxBytes: true,
 } as const satisfies Record<keyof DefaultEngineOptions, true>
-const STORAGE_OPTION_KEYS = { azure: true, s3: true } as const satisfies Record<keyof OpenStoreOptions, true>
+const STORAGE_OPTION_KEYS = { azure: true, s3: true, gcs: true } as const satisfies Record<
+  keyof OpenStoreOptions,
+  true
+>
 const CREATE_KEYS = {
   schema: true,
   partitionBy: true,

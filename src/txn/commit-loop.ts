@@ -23,6 +23,7 @@ import { dvUniqueId } from '../log/replay.js'
 import { serializeCommit } from '../protocol/action-json.js'
 import type { Action, CommitInfo, DeletionVectorDescriptor, Version } from '../protocol/actions.js'
 import { commitKey } from '../protocol/log-files.js'
+import { tableRootOf } from '../protocol/log-paths.js'
 import { decodeAddPath } from '../protocol/partition-values.js'
 import { fileRefWithDeletions } from '../scan/data-file-refs.js'
 import { loadDeletionVector } from '../scan/load-deletion-vector.js'
@@ -229,7 +230,7 @@ async function commitLoop(req: CommitLoopRequest, uncertainty: CommitUncertainty
       }
       noteVacuumWinner(vacuums, v, actions)
       const winner = summarizeWinningCommit(v, actions, {
-        tableRoot: engine.storage.localPath?.('') ?? engine.storage.root,
+        tableRoot: tableRootOf(engine.storage),
       })
       const plan = planConflictFetches(txn, winner, flags)
       const fetched = await fetchFacts(engine, req.columns, plan, dvCache, signal)

@@ -18,12 +18,14 @@ import {
 import {
   createAzureStore,
   createFaultyStore,
+  createGcsStore,
   createLocalStore,
   createMemoryStore,
   createS3Store,
   type FileMeta,
   type ObjectStore,
 } from '../../src/storage/index.js'
+import { createGcsBucket, fakeGcsUnavailable, startFakeGcs } from '../helpers/gcs-server.js'
 import {
   AZURITE_ACCOUNT,
   AZURITE_KEY,
@@ -43,6 +45,8 @@ interface OpenedStore {
 
 interface Backend {
   readonly name: string
+  /** Why the backend cannot run here (its server is not installed), if it cannot. */
+  readonly unavailable?: () => string | undefined
   /** Prepares what every store of this backend needs (a server, a container). */
   start?(): Promise<void>
   stop?(): Promise<void>
@@ -51,6 +55,7 @@ interface Backend {
 
 let azurite: TestServer | undefined
 let s3rver: TestServer | undefined
+let fakeGcs: TestServer | undefined
 
 const BACKENDS: readonly Backend[] = [
   {
@@ -112,6 +117,24 @@ const BACKENDS: readonly Backend[] = [
       return { store, dispose: async () => {} }
     },
   },
+  {
+    name: 'gcs (fake-gcs-server)',
+    unavailable: fakeGcsUnavailable,
+    async start() {
+      fakeGcs = await startFakeGcs()
+      await createGcsBucket(fakeGcs.endpoint, 'contract')
+    },
+    async stop() {
+      await fakeGcs?.stop()
+    },
+    async open() {
+      const store = createGcsStore(`gs://contract/${uniqueName('t')}`, {
+        endpoint: fakeGcs!.endpoint,
+        env: {},
+      })
+      return { store, dispose: async () => {} }
+    },
+  },
 ]
 
 /** The backends whose service selects listed names by prefix, so they offer `listPrefix`. */
@@ -119,6 +142,7 @@ const PREFIX_LISTING: ReadonlySet<string> = new Set([
   'memory',
   'faulty(memory) with an empty plan',
   'azure (Azurite)',
+  'gcs (fake-gcs-server)',
 ])
 
 const encoder = new TextEncoder()
@@ -146,7 +170,10 @@ function isAbortError(err: unknown): boolean {
 // their servers. Within a backend the tests take turns (they share the store of beforeEach).
 describe('ObjectStore contract', { concurrency: true }, () => {
   for (const backend of BACKENDS) {
-    describe(`ObjectStore contract: ${backend.name}`, { concurrency: 1 }, () => {
+    describe(`ObjectStore contract: ${backend.name}`, {
+      concurrency: 1,
+      skip: backend.unavailable?.(),
+    }, () => {
       let opened: OpenedStore
       let store: ObjectStore
 

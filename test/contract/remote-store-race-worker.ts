@@ -14,10 +14,10 @@ import { raceKey, raceRecord } from '../helpers/store-race-worker.js'
 
 /** The store a race runs on. */
 export interface RaceTargetSpec {
-  readonly backend: 'azure' | 's3'
+  readonly backend: 'azure' | 's3' | 'gcs'
   readonly location: string
   readonly endpoint: string
-  /** Account and key for Azure, access key pair for S3. */
+  /** Account and key for Azure, access key pair for S3 (unused for the GCS emulator). */
   readonly user: string
   readonly secret: string
 }
@@ -54,6 +54,10 @@ async function openTarget(spec: RaceTargetSpec): Promise<ObjectStore> {
       retry,
       env: {},
     })
+  }
+  if (spec.backend === 'gcs') {
+    const { createGcsStore } = await import('../../src/storage/gcs-store.js')
+    return createGcsStore(spec.location, { endpoint: spec.endpoint, retry, env: {} })
   }
   const { createS3Store } = await import('../../src/storage/s3-store.js')
   return createS3Store(spec.location, {

@@ -1,6 +1,7 @@
 /**
  * Put-if-absent across OS processes on the remote stores: eight writer processes race to create
- * the same keys on Azurite, then on s3rver with the conditional-put guard. Every key must end with
+ * the same keys on Azurite, on s3rver with the conditional-put guard, and on fake-gcs-server
+ * (skipped with a reason where it is not installed). Every key must end with
  * exactly one winner, every loser must get FileAlreadyExistsError, and the stored object must be
  * the winner's. The same eight processes run both races, one after the other.
  */
@@ -9,7 +10,8 @@ import { type ChildProcess, fork } from 'node:child_process'
 import path from 'node:path'
 import { after, before, describe, it } from 'node:test'
 import { fileURLToPath } from 'node:url'
-import { createAzureStore, createS3Store, type ObjectStore } from '../../src/storage/index.js'
+import { createAzureStore, createGcsStore, createS3Store, type ObjectStore } from '../../src/storage/index.js'
+import { createGcsBucket, fakeGcsUnavailable, startFakeGcs } from '../helpers/gcs-server.js'
 import {
   AZURITE_ACCOUNT,
   AZURITE_KEY,
@@ -73,6 +75,8 @@ class Worker {
 
 interface RaceTarget {
   readonly name: string
+  /** Why the target cannot run here, if it cannot. */
+  readonly unavailable?: string | undefined
   server: TestServer | undefined
   start(): Promise<TestServer>
   prepare(server: TestServer, container: string): Promise<void>
@@ -116,6 +120,21 @@ const TARGETS: readonly RaceTarget[] = [
     open: (server, location) =>
       createS3Store(`s3://${location}`, { endpoint: server.endpoint, ...S3RVER_CREDENTIALS, env: {} }),
   },
+  {
+    name: 'gcs (fake-gcs-server)',
+    unavailable: fakeGcsUnavailable(),
+    server: undefined,
+    start: () => startFakeGcs(),
+    prepare: (server, bucket) => createGcsBucket(server.endpoint, bucket),
+    spec: (server, location) => ({
+      backend: 'gcs',
+      location: `gs://${location}`,
+      endpoint: server.endpoint,
+      user: '',
+      secret: '',
+    }),
+    open: (server, location) => createGcsStore(`gs://${location}`, { endpoint: server.endpoint, env: {} }),
+  },
 ]
 
 describe('remote put-if-absent across processes', () => {
@@ -125,7 +144,7 @@ describe('remote put-if-absent across processes', () => {
     // Servers and writers start together: both are mostly process start-up.
     workers = Array.from({ length: WRITERS }, (_, w) => new Worker(w))
     await Promise.all([
-      ...TARGETS.map(async (t) => {
+      ...TARGETS.filter((t) => t.unavailable === undefined).map(async (t) => {
         t.server = await t.start()
       }),
       ...workers.map((w) => w.ready),
@@ -139,6 +158,7 @@ describe('remote put-if-absent across processes', () => {
   for (const target of TARGETS) {
     it(`${target.name}: each of ${KEYS} keys has exactly one winner among ${WRITERS} writer processes`, {
       timeout: TIMEOUT_MS,
+      skip: target.unavailable,
     }, async () => {
       const server = target.server!
       await target.prepare(server, 'race')

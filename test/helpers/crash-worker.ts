@@ -10,7 +10,7 @@
  *
  * The test runs it bundled to CommonJS through `code-cache-loader.ts`, so it has no top-level await.
  */
-import { createLocalStore, passThroughStore } from '../../src/storage/index.js'
+import { createLocalStore, openStore, passThroughStore } from '../../src/storage/index.js'
 import type { ObjectStore } from '../../src/storage/object-store.js'
 import { DeltaTable } from '../../src/table/delta-table.js'
 
@@ -50,7 +50,8 @@ function killingStore(inner: ObjectStore): ObjectStore {
 /** Commits the operations; the caller exits on a failure (top-level await is not CommonJS). */
 async function main(): Promise<void> {
   const table = await DeltaTable.open(dir, {
-    storage: killingStore(createLocalStore(dir)),
+    // A remote location (gs://, az://) reaches its server through the environment's settings.
+    storage: killingStore(dir.includes('://') ? openStore(dir) : createLocalStore(dir)),
     autoCheckpoint: true,
   })
   for (let seq = start; seq < start + count; seq++) {

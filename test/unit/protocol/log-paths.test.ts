@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { canonicalLogPath } from '../../../src/protocol/log-paths.js'
+import { canonicalLogPath, tableRootOf } from '../../../src/protocol/log-paths.js'
 
 describe('canonicalLogPath', () => {
   const root = '/data/t'
@@ -50,6 +50,70 @@ describe('canonicalLogPath', () => {
     assert.equal(canonicalLogPath('S3://bucket/t/f.parquet'), 's3://bucket/t/f.parquet')
     assert.equal(canonicalLogPath('s3://bucket/t/f.parquet', 's3://bucket/t'), 'f.parquet')
     assert.equal(canonicalLogPath('file://host/t/f.parquet', root), 'file://host/t/f.parquet')
+  })
+
+  it('spells s3a:// and s3n:// as s3://, inside and outside the root', () => {
+    for (const f of [
+      's3a://bucket/t/p=1/f.parquet',
+      'S3N://bucket/t/p%3D1/f.parquet',
+      's3://bucket/t/p=1/f.parquet',
+    ]) {
+      assert.equal(canonicalLogPath(f, 's3://bucket/t'), 'p=1/f.parquet', f)
+      assert.equal(canonicalLogPath(f, 's3a://bucket/t/'), 'p=1/f.parquet', f)
+      assert.equal(canonicalLogPath(f), 's3://bucket/t/p=1/f.parquet', f)
+    }
+    assert.equal(canonicalLogPath('s3a://other/t/f.parquet', 's3://bucket/t'), 's3://other/t/f.parquet')
+  })
+
+  it('spells one Azure blob the same through abfss, abfs, wasbs, wasb and az', () => {
+    const root = 'abfss://tables@acct.dfs.core.windows.net/sales'
+    const forms = [
+      'abfss://tables@acct.dfs.core.windows.net/sales/p=1/f.parquet',
+      'abfs://tables@acct.dfs.core.windows.net/sales/p=1/f.parquet',
+      'wasbs://tables@acct.blob.core.windows.net/sales/p=1/f.parquet',
+      'WASB://tables@ACCT.blob.core.windows.net/sales/p%3D1/f.parquet',
+      'az://tables/sales/p=1/f.parquet',
+    ]
+    for (const f of forms) {
+      assert.equal(canonicalLogPath(f, root), 'p=1/f.parquet', f)
+      assert.equal(
+        canonicalLogPath(f, 'wasbs://tables@acct.blob.core.windows.net/sales/'),
+        'p=1/f.parquet',
+        f,
+      )
+    }
+    for (const f of forms.slice(0, 4)) {
+      assert.equal(canonicalLogPath(f), 'abfss://tables@acct.dfs.core.windows.net/sales/p=1/f.parquet', f)
+    }
+    // The container root, and a root that names no account (an az:// root).
+    assert.equal(
+      canonicalLogPath(forms[2] as string, 'abfss://tables@acct.dfs.core.windows.net'),
+      'sales/p=1/f.parquet',
+    )
+    assert.equal(canonicalLogPath('az://tables/sales/f.parquet', 'az://tables/sales'), 'f.parquet')
+  })
+
+  it('keeps Azure blobs of another account, container or prefix outside the root', () => {
+    const root = 'abfss://tables@acct.dfs.core.windows.net/sales'
+    const outside = [
+      'abfss://tables@other.dfs.core.windows.net/sales/f.parquet',
+      'wasbs://logs@acct.blob.core.windows.net/sales/f.parquet',
+      'abfss://tables@acct.dfs.core.windows.net/sales2/f.parquet',
+      'az://tables/sales2/f.parquet',
+      'az://logs/sales/f.parquet',
+    ]
+    for (const f of outside) assert.match(canonicalLogPath(f, root), /^(abfss|az):\/\//, f)
+    // A root without an account cannot vouch for a path that names one.
+    assert.match(canonicalLogPath(outside[0] as string, 'az://tables/sales'), /^abfss:/)
+  })
+
+  it('tableRootOf prefers the local directory, then rootUri, then root', () => {
+    assert.equal(tableRootOf({ root: 'az://c/t' }), 'az://c/t')
+    assert.equal(
+      tableRootOf({ root: 'az://c/t', rootUri: 'abfss://c@a.dfs.core.windows.net/t' }),
+      'abfss://c@a.dfs.core.windows.net/t',
+    )
+    assert.equal(tableRootOf({ root: '/x', localPath: (k) => `/data/t/${k}` }), '/data/t/')
   })
 
   it('returns a path with malformed escapes unchanged', () => {
