@@ -1,7 +1,8 @@
 /**
  * The ObjectStore contract, run against every backend. A new backend joins by adding one entry to
  * `BACKENDS`; every case below then applies to it unchanged. The Azure and S3 backends run against
- * local servers (Azurite; s3rver with the conditional-put guard) started for this file, each test
+ * local servers (Azurite; S3 on moto, or on s3rver with the conditional-put guard where moto is
+ * not installed) started for this file, each test
  * on a fresh key prefix.
  */
 import assert from 'node:assert/strict'
@@ -32,8 +33,9 @@ import {
   createAzureContainer,
   createS3Bucket,
   S3RVER_CREDENTIALS,
+  s3ServerName,
   startAzurite,
-  startS3rver,
+  startS3,
   type TestServer,
   uniqueName,
 } from '../helpers/servers.js'
@@ -54,7 +56,7 @@ interface Backend {
 }
 
 let azurite: TestServer | undefined
-let s3rver: TestServer | undefined
+let s3: TestServer | undefined
 let fakeGcs: TestServer | undefined
 
 const BACKENDS: readonly Backend[] = [
@@ -100,17 +102,17 @@ const BACKENDS: readonly Backend[] = [
     },
   },
   {
-    name: 's3 (s3rver with the conditional-put guard)',
+    name: s3ServerName() === 'moto' ? 's3 (moto)' : 's3 (s3rver with the conditional-put guard)',
     async start() {
-      s3rver = await startS3rver()
-      await createS3Bucket(s3rver.endpoint, 'contract')
+      s3 = await startS3()
+      await createS3Bucket(s3.endpoint, 'contract')
     },
     async stop() {
-      await s3rver?.stop()
+      await s3?.stop()
     },
     async open() {
       const store = createS3Store(`s3://contract/${uniqueName('t')}`, {
-        endpoint: s3rver!.endpoint,
+        endpoint: s3!.endpoint,
         ...S3RVER_CREDENTIALS,
         env: {},
       })

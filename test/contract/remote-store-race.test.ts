@@ -1,6 +1,7 @@
 /**
  * Put-if-absent across OS processes on the remote stores: eight writer processes race to create
- * the same keys on Azurite, on s3rver with the conditional-put guard, and on fake-gcs-server
+ * the same keys on Azurite, on S3 (moto, which refuses a second `If-None-Match: *` put itself;
+ * s3rver with the conditional-put guard where moto is not installed) and on fake-gcs-server
  * (skipped with a reason where it is not installed). Every key must end with
  * exactly one winner, every loser must get FileAlreadyExistsError, and the stored object must be
  * the winner's. The same eight processes run both races, one after the other.
@@ -18,8 +19,9 @@ import {
   createAzureContainer,
   createS3Bucket,
   S3RVER_CREDENTIALS,
+  s3ServerName,
   startAzurite,
-  startS3rver,
+  startS3,
   type TestServer,
   uniqueName,
 } from '../helpers/servers.js'
@@ -106,9 +108,9 @@ const TARGETS: readonly RaceTarget[] = [
       }),
   },
   {
-    name: 's3 (s3rver with the conditional-put guard)',
+    name: s3ServerName() === 'moto' ? 's3 (moto)' : 's3 (s3rver with the conditional-put guard)',
     server: undefined,
-    start: () => startS3rver(),
+    start: () => startS3(),
     prepare: (server, bucket) => createS3Bucket(server.endpoint, bucket),
     spec: (server, location) => ({
       backend: 's3',

@@ -1,6 +1,6 @@
 /**
- * Tables on non-local stores for the end-to-end tests: a memory store, Azurite and s3rver (the
- * servers of `servers.ts`), each giving fresh, empty table locations with the options
+ * Tables on non-local stores for the end-to-end tests: a memory store, Azurite and S3 (moto, or
+ * s3rver with the conditional-put guard where moto is not installed: the servers of `servers.ts`), each giving fresh, empty table locations with the options
  * `DeltaTable.open` needs, and a direct store on the same location to upload or inspect objects.
  */
 import { randomUUID } from 'node:crypto'
@@ -23,7 +23,9 @@ import {
   createAzureContainer,
   createS3Bucket,
   S3RVER_CREDENTIALS,
+  s3ServerName,
   startAzurite,
+  startS3,
   startS3rver,
   type TestServer,
   uniqueName,
@@ -118,16 +120,28 @@ export function azuriteBackend(): RemoteBackend & { readonly server: () => TestS
   }
 }
 
+/** S3 on moto, or on s3rver with the conditional-put guard where moto is not installed. */
+export function s3Backend(): RemoteBackend & { readonly server: () => TestServer | undefined } {
+  return s3BackendOn(s3ServerName() === 'moto' ? 's3 (moto)' : 's3 (s3rver)', () => startS3())
+}
+
 /** S3 on s3rver with the conditional-put guard. */
 export function s3rverBackend(): RemoteBackend & { readonly server: () => TestServer | undefined } {
+  return s3BackendOn('s3 (s3rver)', () => startS3rver())
+}
+
+function s3BackendOn(
+  name: string,
+  startServer: () => Promise<TestServer>,
+): RemoteBackend & { readonly server: () => TestServer | undefined } {
   let server: TestServer | undefined
   let bucket = ''
   return {
-    name: 's3 (s3rver)',
+    name,
     mtimeResolutionMs: 1000,
     server: () => server,
     async start() {
-      server = await startS3rver()
+      server = await startServer()
       bucket = uniqueName('tables')
       await createS3Bucket(server.endpoint, bucket)
     },
@@ -135,7 +149,7 @@ export function s3rverBackend(): RemoteBackend & { readonly server: () => TestSe
       await server?.stop()
     },
     fresh(stem) {
-      if (server === undefined) throw new Error('s3rver is not started')
+      if (server === undefined) throw new Error(`${name} is not started`)
       const location = `s3://${bucket}/${uniqueName(stem)}`
       const storageOptions = s3rverStorageOptions(server.endpoint)
       return {
@@ -169,7 +183,7 @@ export function azuriteStorageOptions(
 }
 
 /**
- * Store options for an s3rver endpoint; `env: {}` keeps the developer's own variables out.
+ * Store options for an S3 test endpoint (moto or s3rver); `env: {}` keeps the developer's own variables out.
  *
  * @param endpoint - the service URL
  * @param retry - the retry policy, when not the default

@@ -1,7 +1,8 @@
 /**
- * Local object-store servers for the tests: Azurite (Azure Blob emulator, in memory) and s3rver
- * (with the conditional-put guard), each a child process on a free port of 127.0.0.1, plus a small
- * fault-injecting HTTP proxy to put in front of either.
+ * Local object-store servers for the tests: Azurite (Azure Blob emulator, in memory), moto's S3
+ * server (which refuses `If-None-Match: *` on an existing key itself) and s3rver (with the
+ * conditional-put guard, the S3 server when moto is not installed), each a child process on a free
+ * port of 127.0.0.1, plus a small fault-injecting HTTP proxy to put in front of any of them.
  *
  * Reuse: when `DELTA_RLC_AZURITE_ENDPOINT` (an account URL such as
  * `http://127.0.0.1:10000/devstoreaccount1`, with the well-known emulator key) or
@@ -14,6 +15,7 @@
  * killed with SIGKILL (it watches its IPC channel).
  */
 import { type ChildProcess, spawn } from 'node:child_process'
+import { existsSync } from 'node:fs'
 import fs from 'node:fs/promises'
 import http from 'node:http'
 import { createRequire } from 'node:module'
@@ -30,7 +32,7 @@ export const AZURITE_ACCOUNT = 'devstoreaccount1'
 /** The emulator's well-known account key (public, documented by Microsoft). */
 export const AZURITE_KEY =
   'Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=='
-/** The key pair s3rver accepts. */
+/** The key pair s3rver accepts (moto accepts any). */
 export const S3RVER_CREDENTIALS = Object.freeze({ accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' })
 
 // The S3 SDK warns once per process that its future releases will need Node 22; that is no
@@ -40,6 +42,10 @@ process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true'
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
 const AZURITE_MAIN = path.join(repoRoot, 'node_modules/azurite/dist/src/blob/main.js')
 const START_TIMEOUT_MS = 20_000
+/** The Python of the peer setup (`npm run peers:setup`), whose venv holds moto's server. */
+const PEERS_PYTHON = path.join(repoRoot, '.peers/venv/bin/python')
+/** moto's server entry point; its presence says moto is installed. */
+export const MOTO_SERVER = path.join(repoRoot, '.peers/venv/bin/moto_server')
 
 /** A running test server. */
 export interface TestServer {
@@ -95,6 +101,7 @@ export async function startAzurite(options: StartOptions = {}): Promise<TestServ
   ]
   const server = await startChild(
     'Azurite',
+    process.execPath,
     ['-e', watchdog, '--', ...args],
     /successfully listens on (http:\/\/127\.0\.0\.1:\d+)/,
     'private',
@@ -108,14 +115,17 @@ export async function startAzurite(options: StartOptions = {}): Promise<TestServ
  */
 async function startChild(
   name: string,
+  command: string,
   args: readonly string[],
   listening: RegExp,
   cwd: 'repo' | 'private',
 ): Promise<TestServer> {
   const workDir = await fs.mkdtemp(path.join(os.tmpdir(), `delta-rlc-${name.toLowerCase()}-`))
-  const child = spawn(process.execPath, args, {
+  // Node children watch their IPC channel; moto watches its stdin, which closes with this process.
+  const node = command === process.execPath
+  const child = spawn(command, args, {
     cwd: cwd === 'repo' ? repoRoot : workDir,
-    stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+    stdio: node ? ['ignore', 'pipe', 'pipe', 'ipc'] : ['pipe', 'pipe', 'pipe'],
     env: { ...process.env, DELTA_RLC_SERVER_DIR: workDir },
   })
   children.add(child)
@@ -157,6 +167,7 @@ async function startChild(
   ;(child.stdout as { unref?: () => void } | null)?.unref?.()
   ;(child.stderr as { unref?: () => void } | null)?.unref?.()
   child.channel?.unref()
+  ;(child.stdin as { unref?: () => void } | null)?.unref?.()
   let stopped = false
   return {
     endpoint: origin,
@@ -188,27 +199,111 @@ export async function createAzureContainer(endpoint: string, name: string): Prom
   await service.getContainerClient(name).createIfNotExists()
 }
 
+/** Whether moto's S3 server is installed (by `npm run peers:setup`). */
+export function motoInstalled(): boolean {
+  return existsSync(MOTO_SERVER) && existsSync(PEERS_PYTHON)
+}
+
+let fallbackNoted = false
+
+/**
+ * Starts the S3 server the S3 tests run on: moto when it is installed, which answers conditional
+ * puts itself, else s3rver with the conditional-put guard (saying so once per process). Reuses the
+ * server named by `DELTA_RLC_S3_ENDPOINT` when set.
+ *
+ * @param options - reuse policy
+ * @returns the running server
+ */
+export async function startS3(options: StartOptions = {}): Promise<TestServer> {
+  if (motoInstalled()) return startMoto(options)
+  if (!fallbackNoted) {
+    fallbackNoted = true
+    process.stderr.write(
+      "# S3 tests run on s3rver with the test suite's conditional-put guard: moto is not installed (npm run peers:setup)\n",
+    )
+  }
+  return startS3rver(options)
+}
+
+/** The S3 server {@link startS3} starts here: `moto` or `s3rver`. */
+export function s3ServerName(): 'moto' | 's3rver' {
+  return motoInstalled() ? 'moto' : 's3rver'
+}
+
+/**
+ * moto's own server (the WSGI app and threaded werkzeug server `moto_server` runs) bound to a
+ * free port of 127.0.0.1, which it prints, and exiting when its stdin closes with the parent.
+ */
+const MOTO_CHILD = [
+  'import os, sys, threading',
+  'from werkzeug.serving import make_server',
+  'from moto.moto_server.werkzeug_app import DomainDispatcherApplication, MotoRequestHandler, create_backend_app',
+  "server = make_server('127.0.0.1', 0, DomainDispatcherApplication(create_backend_app), True, request_handler=MotoRequestHandler)",
+  "print(f'moto listens on http://127.0.0.1:{server.server_address[1]}', flush=True)",
+  'threading.Thread(target=lambda: (sys.stdin.read(), os._exit(0)), daemon=True).start()',
+  'server.serve_forever()',
+].join('\n')
+
+/**
+ * Starts moto's S3 server (in memory) on a free port of 127.0.0.1, or reuses the server named by
+ * `DELTA_RLC_S3_ENDPOINT`. It serves path-style requests signed with any key pair. It refuses a
+ * `PutObject` with `If-None-Match: *` on an existing key with 412 `PreconditionFailed` by itself.
+ *
+ * @param options - reuse policy
+ * @returns the running server
+ */
+export async function startMoto(options: StartOptions = {}): Promise<TestServer> {
+  const reused = process.env.DELTA_RLC_S3_ENDPOINT
+  if (options.reuse !== false && reused) return notOwned(reused.replace(/\/+$/, ''))
+  if (!motoInstalled()) throw new Error(`moto is not installed at ${MOTO_SERVER}: run npm run peers:setup`)
+  return startChild(
+    'Moto',
+    PEERS_PYTHON,
+    ['-c', MOTO_CHILD],
+    /moto listens on (http:\/\/127\.0\.0\.1:\d+)/,
+    'private',
+  )
+}
+
+/** Options of {@link startS3rver}. */
+export interface S3rverOptions extends StartOptions {
+  /**
+   * Install the conditional-put guard (default true). Without it s3rver overwrites whatever
+   * `If-None-Match` says: only the test that proves the guard turns it off.
+   */
+  readonly guard?: boolean
+}
+
 /**
  * Starts s3rver with the conditional-put guard on a free port of 127.0.0.1 (or reuses the server
  * named by `DELTA_RLC_S3_ENDPOINT`). It serves path-style requests signed with
  * {@link S3RVER_CREDENTIALS}. It runs as a child process with OpenSSL's legacy provider, which
  * s3rver needs to issue listing continuation tokens (it encrypts them with DES).
  *
- * @param options - reuse policy
+ * @param options - reuse policy, and whether to guard conditional puts
  * @returns the running server
  */
-export async function startS3rver(options: StartOptions = {}): Promise<TestServer> {
+export async function startS3rver(options: S3rverOptions = {}): Promise<TestServer> {
   const reused = process.env.DELTA_RLC_S3_ENDPOINT
-  if (options.reuse !== false && reused) return notOwned(reused.replace(/\/+$/, ''))
+  const guard = options.guard !== false
+  if (guard && options.reuse !== false && reused) return notOwned(reused.replace(/\/+$/, ''))
   return startChild(
     'S3rver',
-    ['--openssl-legacy-provider', '--import', 'tsx', fileURLToPath(import.meta.url), S3RVER_CHILD],
+    process.execPath,
+    [
+      '--openssl-legacy-provider',
+      '--import',
+      'tsx',
+      fileURLToPath(import.meta.url),
+      guard ? S3RVER_CHILD : S3RVER_UNGUARDED_CHILD,
+    ],
     /s3rver listens on (http:\/\/127\.0\.0\.1:\d+)/,
     'repo',
   )
 }
 
 const S3RVER_CHILD = 'run-s3rver'
+const S3RVER_UNGUARDED_CHILD = 'run-s3rver-unguarded'
 
 interface S3rverInstance {
   readonly middleware: GuardMiddleware[]
@@ -216,7 +311,7 @@ interface S3rverInstance {
 }
 
 /** The child side of {@link startS3rver}: serves until the parent goes away. */
-async function runS3rverChild(): Promise<void> {
+async function runS3rverChild(guard: boolean): Promise<void> {
   process.on('disconnect', () => process.exit(0))
   // s3rver ships no type declarations; its surface used here is typed by S3rverInstance.
   const S3rver = createRequire(import.meta.url)('s3rver') as new (
@@ -225,13 +320,13 @@ async function runS3rverChild(): Promise<void> {
   const directory =
     process.env.DELTA_RLC_SERVER_DIR ?? (await fs.mkdtemp(path.join(os.tmpdir(), 'delta-rlc-s3rver-')))
   const server = new S3rver({ address: '127.0.0.1', port: 0, silent: true, directory })
-  server.middleware.unshift(createConditionalPutGuard())
+  if (guard) server.middleware.unshift(createConditionalPutGuard())
   const address = await server.run()
   process.stdout.write(`s3rver listens on http://127.0.0.1:${address.port}\n`)
 }
 
 /**
- * Creates a bucket on an s3rver endpoint (no error if it exists).
+ * Creates a bucket on an S3 test endpoint, moto or s3rver (no error if it exists).
  *
  * @param endpoint - the service URL
  * @param name - the bucket name
@@ -388,8 +483,8 @@ export async function startFaultProxy(upstream: string): Promise<FaultProxy> {
 
 if (
   process.argv[1] !== undefined &&
-  process.argv[2] === S3RVER_CHILD &&
+  (process.argv[2] === S3RVER_CHILD || process.argv[2] === S3RVER_UNGUARDED_CHILD) &&
   fileURLToPath(import.meta.url) === path.resolve(process.argv[1])
 ) {
-  await runS3rverChild()
+  await runS3rverChild(process.argv[2] === S3RVER_CHILD)
 }
