@@ -12,19 +12,19 @@ import { createLocalStore } from '../../../src/storage/index.js'
 /**
  * The data plane's DML match: positions of the matching live rows per file, ascending whatever
  * order DuckDB's threads aggregate them in (files of many small row groups), live row counts from
- * the footers less the positions each DV names among the file's rows, and with row tracking the
- * row ids and bounds of the matching rows.
+ * the footers less the positions each DV names (a DV naming a position past its file's footer
+ * row count is refused), and with row tracking the row ids and bounds of the matching rows.
  */
 
 const ROWS = 40_000
 /** `v` is null on every fifth row. */
 const FILES: { name: string; rows: number; deleted: number[]; baseRowId: bigint }[] = [
   { name: 'clean', rows: ROWS, deleted: [], baseRowId: 0n },
-  // Every third row below 30,000, and two positions past the end, which hide no row.
+  // Every third row below 30,000.
   {
     name: 'with-dv',
     rows: ROWS,
-    deleted: [...range(10_000).map((k) => k * 3), ROWS + 10, ROWS + 20],
+    deleted: range(10_000).map((k) => k * 3),
     baseRowId: 1_000_000n,
   },
   { name: 'small', rows: 10, deleted: [], baseRowId: 2_000_000n },
@@ -118,6 +118,19 @@ describe('matchPositions', () => {
       )
     })
   }
+
+  it('refuses a DV naming a position past the end of its file, by the Parquet footer', async () => {
+    const past = files.map((f) =>
+      f.key === 'with-dv.parquet' ? { ...f, deletedRows: [...(f.deletedRows ?? []), ROWS + 10] } : f,
+    )
+    await assert.rejects(
+      plane.matchPositions({ files: past, predicate: undefined, predicateColumns: [id] }),
+      {
+        code: 'DELTA_INVALID_DELETION_VECTOR',
+        path: 'with-dv.parquet',
+      },
+    )
+  })
 
   it('pairs each position with its row id and bounds the matching rows with row tracking', async () => {
     const out: FileMatches[] = await plane.matchPositions({
