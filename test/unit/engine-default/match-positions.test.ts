@@ -121,7 +121,9 @@ describe('matchPositions', () => {
 
   it('refuses a DV naming a position past the end of its file, by the Parquet footer', async () => {
     const past = files.map((f) =>
-      f.key === 'with-dv.parquet' ? { ...f, deletedRows: [...Array.from(f.deletedRows ?? []), ROWS + 10] } : f,
+      f.key === 'with-dv.parquet'
+        ? { ...f, deletedRows: [...Array.from(f.deletedRows ?? []), ROWS + 10] }
+        : f,
     )
     await assert.rejects(
       plane.matchPositions({ files: past, predicate: undefined, predicateColumns: [id] }),
