@@ -144,7 +144,7 @@ describe('openStore', () => {
   })
 
   it('refuses schemes without a backend with UnsupportedError', () => {
-    for (const location of ['gs://bucket/x', 'hdfs://namenode/table', 'https://example.com/table']) {
+    for (const location of ['ftp://host/x', 'hdfs://namenode/table', 'https://example.com/table']) {
       assert.throws(() => openStore(location), UnsupportedError, location)
     }
   })
