@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Preflight for the object-store tests. The tests start their own servers, each on a free port of
-# 127.0.0.1, and stop them when done: Azurite (in memory, telemetry off) and s3rver (with the
-# conditional-put guard, under OpenSSL's legacy provider). This script only checks that they can
+# 127.0.0.1, and stop them when done: Azurite (in memory, telemetry off) and, for S3, s3rver with
+# the test suite's conditional-put guard (under OpenSSL's legacy provider). moto's server from the
+# peer setup (.peers/venv) is checked only for its sequential conditional-put refusal: it checks
+# and writes without a lock, so two concurrent puts of one key can both win. This script only checks that they can
 # run on this machine, so that a missing piece fails here with a clear message rather than in the
 # middle of the test run. It starts nothing and leaves nothing behind.
 #
@@ -32,4 +34,11 @@ node -e "const s = require('net').createServer(); s.on('error', () => process.ex
 node --openssl-legacy-provider -e "require('crypto').createCipheriv('des', Buffer.alloc(8), Buffer.alloc(8))" 2>/dev/null ||
   fail "this Node build lacks OpenSSL's legacy provider (DES); s3rver cannot page listings"
 
-echo "== services: azurite $azurite and s3rver $s3rver ready; the tests start and stop them on free 127.0.0.1 ports"
+if [ -x .peers/venv/bin/moto_server ] && [ -x .peers/venv/bin/python ]; then
+  moto=$(.peers/venv/bin/python -c "import moto; print(moto.__version__)" 2>/dev/null) ||
+    fail "moto_server is in .peers/venv but moto does not import: rerun 'npm run peers:setup'"
+  s3="S3 on s3rver $s3rver with the conditional-put guard; moto $moto for its refusal test"
+else
+  s3="S3 on s3rver $s3rver with the conditional-put guard (moto not installed: its test skips)"
+fi
+echo "== services: azurite $azurite, s3rver $s3rver; $s3; the tests start and stop them on free 127.0.0.1 ports"
