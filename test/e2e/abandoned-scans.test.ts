@@ -51,7 +51,7 @@ async function rssMb(): Promise<number> {
 }
 
 describe('abandoned scans', () => {
-  it('1,000 scans left after their first batch keep file descriptors and memory flat', async () => {
+  it('1,000 scans left after their first batch keep file descriptors and memory flat', async (t) => {
     const table = await DeltaTable.open(dir)
     try {
       // Warm up: the first scans load DuckDB, the Parquet reader and the code paths.
@@ -59,18 +59,27 @@ describe('abandoned scans', () => {
       const fds = await openFds()
       const rss = await rssMb()
       let maxFds = fds
+      let half = rss
       for (let i = 0; i < 1000; i++) {
         for await (const batch of table.scan({ batchSize: 100 })) {
           assert.ok(batch.length > 0)
           break
         }
         if (i % 50 === 49) maxFds = Math.max(maxFds, await openFds())
+        if (i === 499) half = await rssMb()
       }
-      const grownMb = (await rssMb()) - rss
+      const end = await rssMb()
+      const grownMb = end - rss
+      const secondHalfMb = end - half
       // Each abandoned stream used to keep 3 descriptors (DuckDB's Parquet readers) open until a
       // garbage collection that the JavaScript heap, small in such a loop, hardly ever asks for.
       assert.ok(maxFds - fds <= 10, `descriptors grew from ${fds} to ${maxFds}`)
-      assert.ok(grownMb < 100, `RSS grew by ${grownMb.toFixed(0)} MB over 1,000 abandoned scans`)
+      // The allocator keeps some freed native memory mapped, so RSS climbs to a plateau; what a leak
+      // would show is growth that goes on: the second 500 scans must add little to the first.
+      const growth = `RSS grew by ${grownMb.toFixed(0)} MB over 1,000 abandoned scans, ${secondHalfMb.toFixed(0)} MB of it in the second 500`
+      t.diagnostic(growth)
+      assert.ok(grownMb < 200, growth)
+      assert.ok(secondHalfMb < 40, growth)
     } finally {
       await table.close()
     }
