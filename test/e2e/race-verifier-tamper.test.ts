@@ -39,6 +39,7 @@ const CHECKS = [
   'content-matches-serial-replay',
   'row-ids-unique',
   'row-ids-preserved',
+  'committed-files-present',
   'compaction-offsets-exact',
 ] as const
 
@@ -56,8 +57,10 @@ interface Copy {
 type Found = Readonly<Record<string, string | number>>
 
 interface Tamper {
-  /** The check that must fail, alone. */
+  /** The check that must fail, alone but for {@link Tamper.with}. */
   readonly check: (typeof CHECKS)[number]
+  /** Checks the same damage must fail too: a missing live file also leaves its version unreadable. */
+  readonly with?: readonly (typeof CHECKS)[number][]
   readonly damage: string
   /** Damages the copy; returns what the detail must name. */
   readonly apply: (copy: Copy) => Promise<Found>
@@ -261,15 +264,15 @@ describe('race verifier: every check fails on the damage it exists for', () => {
         ),
     },
     {
-      check: 'readable-every-version',
+      check: 'committed-files-present',
+      with: ['readable-every-version'],
       damage: 'a live data file deleted',
       apply: async (c) => {
         const f = await plainAdd(c)
         await unlink(join(c.dir, decodeURIComponent(f.path)))
         return { path: f.path }
       },
-      detail: (f) =>
-        new RegExp(`version \\d+ cannot be read: DELTA_FILE_NOT_FOUND File not found: .*${f.path}`),
+      detail: (f) => new RegExp(`1 files of version \\d+ are missing, first .*${f.path}`),
     },
     {
       check: 'readable-every-version',
@@ -440,14 +443,14 @@ describe('race verifier: every check fails on the damage it exists for', () => {
   })
 
   for (const t of TAMPERS) {
-    it(`${t.check} fails, alone, on ${t.damage}`, async () => {
+    it(`${t.check} fails, ${t.with === undefined ? 'alone' : `with ${t.with.join(', ')} only`}, on ${t.damage}`, async () => {
       const c = await copy()
       const found = await t.apply(c)
       const v = await verifyRace(c.dir, c.events)
       assert.deepEqual(
         v.checks.filter((x) => !x.ok).map((x) => x.name),
-        [t.check],
-        `only ${t.check} fails: ${JSON.stringify(v.checks.filter((x) => !x.ok))}`,
+        CHECKS.filter((x) => x === t.check || t.with?.includes(x)),
+        `only ${[t.check, ...(t.with ?? [])].join(' and ')} fail: ${JSON.stringify(v.checks.filter((x) => !x.ok))}`,
       )
       assert.equal(v.ok, false)
       const failed = v.checks.find((x) => x.name === t.check)!
