@@ -137,8 +137,21 @@ for (const layout of LAYOUTS) {
         model = applyToModel(op, model)
         const label = `after ${describeOp(op)} (version ${result.version})`
         if (op.kind === 'vacuum') {
-          assert.equal(result.committed, false, 'VACUUM writes no version')
+          assert.equal(result.committed, false, 'VACUUM writes no data version')
           assert.equal(result.metrics.numDeletedFiles, 0, 'nothing inside the retention is deleted')
+          // Its log-only VACUUM START and END commits are versions of their own, with the same rows.
+          assert.equal(
+            (result as { startVersion?: bigint }).startVersion,
+            BigInt(modelAt.length),
+            `${label}: VACUUM START is the next version`,
+          )
+          assert.equal(
+            (result as { endVersion?: bigint }).endVersion,
+            BigInt(modelAt.length + 1),
+            `${label}: VACUUM END follows it`,
+          )
+          modelAt.push(model, model)
+          operationAt.push('VACUUM START', 'VACUUM END')
         } else {
           assert.equal(result.committed, true, `${label} commits`)
           assert.equal(result.version, BigInt(modelAt.length), `${label} is the next version`)
@@ -281,7 +294,8 @@ for (const layout of LAYOUTS) {
         await assertTableIs(reopened, model, 'a fresh handle after VACUUM')
         const op: Op = { kind: 'append', from: 900_000, count: 50 }
         const appended = await applyToTable(reopened, op)
-        assert.equal(appended.version, BigInt(modelAt.length))
+        // The VACUUM wrote its START and END commits: the append is the version after them.
+        assert.equal(appended.version, BigInt(modelAt.length + 2))
         await assertTableIs(reopened, applyToModel(op, model), 'an append after VACUUM')
       } finally {
         await reopened.close()
