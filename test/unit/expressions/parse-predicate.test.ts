@@ -216,9 +216,15 @@ describe('parse errors point at the offending token', () => {
     ['CAST(a, int) = 1', /Expected AS in CAST/, 6],
     ['a.1 = 2', /Expected a field name after \./, 2],
     ['AND = 1', /Unexpected keyword AND/, 0],
-    ['', /found the end of the input/, 0],
-    ['   ', /found the end of the input/, 3],
   ]
+  for (const text of ['', '   ', '\t\n']) {
+    it(`refuses the blank predicate ${JSON.stringify(text)} as an argument error, not a parse error`, () => {
+      assert.throws(() => parsePredicate(text), {
+        code: 'DELTA_INVALID_ARGUMENT',
+        message: /The predicate is (empty|blank)/,
+      })
+    })
+  }
   for (const [text, message, position] of cases) {
     it(`rejects ${JSON.stringify(text)} at ${position}`, () => {
       assert.throws(
