@@ -23,7 +23,10 @@ describe('race under kill -9, storage and ambiguous-put faults', () => {
       overlap: 'disjoint',
       conflicts: 'all',
       seed: 3,
-      durationMs: 8000,
+      // Bounded by operations, not time: the kills and faults a seed plans happen however
+      // loaded the machine is (an 8-second race on a busy machine once ran too few to kill any).
+      opsPerWriter: 10,
+      durationMs: 180_000,
       rows: 2000,
       initialFiles: 4,
       faults: { kill: 0.12, put: 0.02, read: 0.01, ambiguous: 0.03 },
