@@ -6,6 +6,7 @@
  */
 import { closeSync, fsyncSync, openSync, writeSync } from 'node:fs'
 import { readFile } from 'node:fs/promises'
+import { join } from 'node:path'
 import { InvalidArgumentError } from '../index.js'
 import type { RaceConfig } from './options.js'
 import type { OpKind } from './plan.js'
@@ -191,4 +192,15 @@ export async function readEvents(path: string): Promise<RaceEvent[]> {
     }
   }
   return out
+}
+
+/**
+ * Where a writer's events go: one JSON-lines file per writer in the race's output directory.
+ *
+ * @param config - the race
+ * @param writer - the writer's index
+ * @returns the file's path
+ */
+export function writerEventsPath(config: RaceConfig, writer: number): string {
+  return join(config.outDir, `events-w${writer}.jsonl`)
 }

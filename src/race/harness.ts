@@ -10,7 +10,14 @@ import { join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { DeltaTable, InvalidArgumentError, redactLocation } from '../index.js'
 import { appendAll } from '../util/arrays.js'
-import { EventSink, type ExitEvent, type RaceEvent, type RunEvent, readEvents } from './events.js'
+import {
+  EventSink,
+  type ExitEvent,
+  type RaceEvent,
+  type RunEvent,
+  readEvents,
+  writerEventsPath,
+} from './events.js'
 import {
   childLocation,
   isRemoteLocation,
@@ -161,10 +168,6 @@ async function clearOldEvents(outDir: string): Promise<void> {
   for (const name of await readdir(outDir)) {
     if (/^(events(-w\d+)?|harness)\.jsonl$/.test(name)) await rm(join(outDir, name), { force: true })
   }
-}
-
-function writerEventsPath(config: RaceConfig, writer: number): string {
-  return join(config.outDir, `events-w${writer}.jsonl`)
 }
 
 async function mergeEvents(config: RaceConfig, harnessPath: string, outPath: string): Promise<RaceEvent[]> {

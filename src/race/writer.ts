@@ -21,7 +21,7 @@ import {
   StorageError,
 } from '../index.js'
 import { createDelayStore, createFaultyStore, type FaultPlan } from '../subpaths/testing.js'
-import { type AttemptEvent, EventSink, type KillMoment, readEvents } from './events.js'
+import { type AttemptEvent, EventSink, type KillMoment, readEvents, writerEventsPath } from './events.js'
 import { createKillSwitchStore, type KillSwitchStore } from './kill-switch-store.js'
 import type { RaceConfig, WriterSpec } from './options.js'
 import { appIdOf, type PlannedOp, planOperation } from './plan.js'
@@ -84,7 +84,7 @@ export async function runWriter(task: WriterTask, awaitStart?: AwaitStart): Prom
   try {
     table = await openWithRetries(config, killSwitch)
     const deadline = task.deadline === 0 && awaitStart !== undefined ? await awaitStart() : task.deadline
-    while (Date.now() < deadline && (config.opsPerWriter === 0 || seq < config.opsPerWriter)) {
+    while (Date.now() < deadline && (await budgetLeft(config, writer, seq))) {
       const op = planOperation(config, writer, seq)
       const outcome = await runAttempt({ task, table, killSwitch, appId, op, tryNo: tries, sink })
       const again =
@@ -107,6 +107,28 @@ export async function runWriter(task: WriterTask, awaitStart?: AwaitStart): Prom
     sink.close()
     await table?.close()
   }
+}
+
+/**
+ * Whether the writer's operation budget lets it run another operation. A maintenance writer
+ * (`vacuum`) is the exception: VACUUMs are quick, so with a plain budget they would all run before
+ * the other writers removed any file, and the race would never see a VACUUM delete a file among
+ * them. Past its budget it keeps going, at a short pause, while any other writer is still at work
+ * (a writer is done once its events file holds `writer-done`).
+ */
+async function budgetLeft(config: RaceConfig, writer: WriterSpec, seq: number): Promise<boolean> {
+  if (config.opsPerWriter === 0 || seq < config.opsPerWriter) return true
+  if (writer.kind !== 'vacuum') return false
+  for (const other of config.writers) {
+    if (other.index === writer.index || other.kind === 'vacuum') continue
+    const path = writerEventsPath(config, other.index)
+    const done = existsSync(path) && (await readEvents(path)).some((e) => e.type === 'writer-done')
+    if (!done) {
+      await sleep(50)
+      return true
+    }
+  }
+  return false
 }
 
 // === One attempt ===

@@ -31,7 +31,9 @@ describe('race HTML report', () => {
       writers: { append: 1, delete: 2 },
       compare: true,
       seed: 8,
-      durationMs: 3000,
+      // Bounded by operations, not time: a timed race on a loaded machine runs too few to test.
+      opsPerWriter: 6,
+      durationMs: 180_000,
       rows: 1000,
       initialFiles: 2,
     })
@@ -95,7 +97,7 @@ describe('race HTML report', () => {
     const [off, on] = report.runs
     const a = off!.stats.totals
     const b = on!.stats.totals
-    const headline = `file-level: ${a.aborts} of ${a.attempts} attempts aborted | row-level: ${b.aborts} of ${b.attempts} aborted, ${b.reconciliations} conflicts reconciled`
+    const headline = `file-level: ${a.aborts} of ${a.attempts} attempts aborted | row-level: ${b.aborts} of ${b.attempts} aborted, ${b.reconciliations} ${b.reconciliations === 1 ? 'conflict' : 'conflicts'} reconciled`
     assert.ok(dom.includes(`<p class="headline">${headline}</p>`), dom)
     assert.ok(dom.indexOf('class="headline"') < dom.indexOf('id="comparison-chart"'))
     assert.match(dom, /<p class="explainer">Delta writers commit optimistically.*File-level checking/)
