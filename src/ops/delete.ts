@@ -6,7 +6,7 @@ import { pruneFiles } from '../scan/prune-files.js'
 import { checkRowCopyingSupported, rowTrackingToPreserve } from '../txn/row-copying.js'
 import type { OperationContext, PreparedOperation } from '../txn/staged-operation.js'
 import { changeDataActions } from './change-data.js'
-import { matchRows, removedRowIdsOf, removeRows } from './dml-support.js'
+import { checkNotAppendOnly, matchRows, removedRowIdsOf, removeRows } from './dml-support.js'
 
 /**
  * DELETE: removes the rows matching `where` (every row when absent).
@@ -23,12 +23,14 @@ import { matchRows, removedRowIdsOf, removeRows } from './dml-support.js'
  * @param where - SQL predicate text or expression
  * @throws {InvalidPredicateError} on a malformed predicate
  * @throws {InvalidArgumentError} on an unknown column
+ * @throws {UnsupportedError} on an append-only table
  */
 export async function buildDelete(
   ctx: OperationContext,
   where: string | Expression | undefined,
 ): Promise<PreparedOperation> {
   const snap = ctx.snapshot
+  checkNotAppendOnly(snap, 'DELETE')
   const predicate = parseWhere(where)
   const { files: candidates } = pruneFiles(snap, snap.activeFiles(), predicate)
   const { data } = ctx.recordRead(candidates, predicate)
